@@ -1,0 +1,414 @@
+"""The turn loop shared by ``Runner.run`` and ``Runner.run_streamed`` (spec §10.1)."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+from ._tool_exec import ProcessedResponse, StepOutcome, process_response, run_tools
+from .agent import Agent, ToolsToFinalOutputResult
+from .context import RunContextWrapper
+from .errors import MaxTurnsExceeded, ModelBehaviorError, UserError
+from .events import (
+    AgentUpdatedStreamEvent,
+    RawResponsesStreamEvent,
+    RunItemStreamEvent,
+    StreamEvent,
+)
+from .items import (
+    ItemHelpers,
+    MessageOutputItem,
+    ModelResponse,
+    ReasoningItem,
+    RunItem,
+    ToolApprovalItem,
+    ToolCallItem,
+    ToolCallOutputItem,
+)
+from .models.history import InputHistory
+from .models.interface import Model, ModelRequest
+from .models.openai_responses import OpenAIProvider, item_to_dict
+from .result import RunResult
+from .run_config import RunConfig
+from .run_state import RunState
+from .usage import Usage
+
+__all__ = ["RunLoop", "convert_tool_choice"]
+
+logger = logging.getLogger("core")
+
+_HOSTED_CHOICES = {
+    "file_search",
+    "web_search",
+    "web_search_preview",
+    "image_generation",
+    "code_interpreter",
+    "computer_use_preview",
+    "mcp",
+    "programmatic_tool_calling",
+}
+_TERMINAL_EVENTS = {"response.failed", "response.incomplete", "error"}
+
+
+def convert_tool_choice(choice: Any) -> Any:
+    """``ModelSettings.tool_choice`` in wire form (spec §0)."""
+    if choice is None or isinstance(choice, dict):
+        return choice
+    if choice in ("auto", "required", "none"):
+        return choice
+    if choice in _HOSTED_CHOICES:
+        return {"type": choice}
+    return {"type": "function", "name": str(choice)}
+
+
+def _item_event_name(item: RunItem) -> str | None:
+    if isinstance(item, MessageOutputItem):
+        return "message_output_created"
+    if isinstance(item, ReasoningItem):
+        return "reasoning_item_created"
+    if isinstance(item, ToolCallItem):
+        kind = item.raw_item.get("type")
+        if kind == "tool_search_call":
+            return "tool_search_called"
+        if kind == "tool_search_output":
+            return "tool_search_output_created"
+        if kind == "mcp_approval_request":
+            return "mcp_approval_requested"
+        if kind == "mcp_list_tools":
+            return "mcp_list_tools"
+        return "tool_called"
+    if isinstance(item, ToolCallOutputItem):
+        return "tool_output"
+    return None
+
+
+class RunLoop:
+    """One run: owns the history, the generated items and the turn counter."""
+
+    def __init__(
+        self,
+        agent: Agent[Any],
+        input: str | list[dict[str, Any]] | RunState,
+        *,
+        context: Any,
+        max_turns: int | None,
+        run_config: RunConfig | None,
+        previous_response_id: str | None,
+        auto_previous_response_id: bool,
+        conversation_id: str | None,
+        emit: Callable[[StreamEvent], None] | None,
+    ) -> None:
+        self.run_config = run_config or RunConfig()
+        self.emit = emit
+        self.resume_pending = False
+        if isinstance(input, RunState):
+            state = input
+            self.agent = state.current_agent
+            self.original_input = state.original_input
+            self.ctx = state.context
+            if context is not None:
+                self.ctx.context = context
+            self.generated: list[RunItem] = list(state.generated_items)
+            self.responses: list[ModelResponse] = list(state.model_responses)
+            self.current_turn = state.current_turn
+            self.max_turns = state.max_turns if max_turns is None else max_turns
+            self.previous_response_id = state.previous_response_id
+            self.conversation_id = state.conversation_id
+            self.auto_previous_response_id = state.auto_previous_response_id
+            self.tool_use_tracker = dict(state.tool_use_tracker)
+            self.last_output = state.last_model_output
+            self.resume_pending = (
+                bool(state.get_interruptions()) and state.last_model_output is not None
+            )
+        else:
+            self.agent = agent
+            self.original_input = copy.deepcopy(input) if isinstance(input, list) else input
+            self.ctx = RunContextWrapper(context=context)
+            self.generated = []
+            self.responses = []
+            self.current_turn = 0
+            self.max_turns = 10 if max_turns is None else max_turns
+            self.previous_response_id = previous_response_id
+            self.conversation_id = conversation_id
+            self.auto_previous_response_id = auto_previous_response_id
+            self.tool_use_tracker = {}
+            self.last_output = None
+        self.history = InputHistory(ItemHelpers.input_to_new_input_list(self.original_input))
+        for item in self.generated:
+            wire = item.to_input_item()
+            if wire is not None:
+                self.history.append(wire)
+        self.server_managed = bool(
+            self.previous_response_id or self.conversation_id or self.auto_previous_response_id
+        )
+        self.sent_upto = len(self.history) if self.previous_response_id and self.generated else 0
+
+    # -- plumbing ----------------------------------------------------------------------------
+    def _send(self, event: StreamEvent) -> None:
+        if self.emit is not None:
+            self.emit(event)
+
+    def _record(self, items: list[RunItem], *, stream: bool = True) -> None:
+        for item in items:
+            self.generated.append(item)
+            wire = item.to_input_item()
+            if wire is not None:
+                self.history.append(wire)
+            if stream:
+                name = _item_event_name(item)
+                if name is not None:
+                    self._send(RunItemStreamEvent(name=name, item=item))  # type: ignore[arg-type]
+
+    def _state(self) -> RunState:
+        return RunState(
+            current_agent=self.agent,
+            original_input=self.original_input,
+            context=self.ctx,
+            generated_items=list(self.generated),
+            model_responses=list(self.responses),
+            last_model_output=self.last_output,
+            current_turn=self.current_turn,
+            max_turns=self.max_turns,
+            previous_response_id=self.previous_response_id,
+            conversation_id=self.conversation_id,
+            auto_previous_response_id=self.auto_previous_response_id,
+            tool_use_tracker=dict(self.tool_use_tracker),
+        )
+
+    def _result(
+        self, final_output: Any, interruptions: list[ToolApprovalItem] | None = None
+    ) -> RunResult:
+        return RunResult(
+            input=self.original_input,
+            new_items=list(self.generated),
+            raw_responses=list(self.responses),
+            final_output=final_output,
+            last_agent=self.agent,
+            context_wrapper=self.ctx,
+            interruptions=interruptions or [],
+            _state=self._state(),
+        )
+
+    def _model(self) -> Model:
+        chosen = self.run_config.model or self.agent.model
+        if isinstance(chosen, Model):
+            return chosen
+        provider = self.run_config.model_provider or _default_provider()
+        return provider.get_model(chosen)
+
+    # -- the loop ----------------------------------------------------------------------------
+    async def run(self, *, streamed: bool) -> RunResult:
+        """Run turns until a final output or an interruption.
+
+        Raises:
+            MaxTurnsExceeded, ModelBehaviorError, ModelProviderError, UserError, ToolTimeoutError.
+        """
+        self._send(AgentUpdatedStreamEvent(new_agent=self.agent))
+        if self.resume_pending and self.last_output is not None:
+            result = await self._resolve(self.last_output, resumed=True)
+            if result is not None:
+                return result
+        while True:
+            if self.max_turns is not None and self.current_turn >= self.max_turns:
+                raise MaxTurnsExceeded(f"Max turns ({self.max_turns}) exceeded")
+            self.current_turn += 1
+            response = await self._call_model(streamed)
+            self.responses.append(response)
+            self.ctx.usage.add(Usage.from_response_usage(response.usage))
+            self.last_output = response.output
+            if self.server_managed:
+                self.previous_response_id = response.response_id or self.previous_response_id
+            result = await self._resolve(response.output, resumed=False)
+            if result is not None:
+                return result
+
+    async def _build_request(self) -> ModelRequest:
+        agent = self.agent
+        tools = await agent.get_all_tools(self.ctx)
+        self._tools = tools
+        settings = agent.model_settings.resolve(self.run_config.model_settings)
+        if agent.reset_tool_choice and self.tool_use_tracker.get(agent.name):
+            settings.tool_choice = None
+        settings.tool_choice = convert_tool_choice(settings.tool_choice)
+        model_name = self.run_config.model if isinstance(self.run_config.model, str) else None
+        if model_name is None and isinstance(agent.model, str):
+            model_name = agent.model
+        if self.server_managed and (self.previous_response_id or self.conversation_id):
+            history = InputHistory(self.history.tail(self.sent_upto))
+        else:
+            history = self.history
+        return ModelRequest(
+            model=model_name,
+            instructions=await agent.get_system_prompt(self.ctx),
+            input=history,
+            tools=_tools_payload(tools, model_name),
+            model_settings=settings,
+            output_schema=_output_schema(agent.output_type),
+            previous_response_id=self.previous_response_id if self.server_managed else None,
+            conversation_id=self.conversation_id,
+        )
+
+    async def _call_model(self, streamed: bool) -> ModelResponse:
+        request = await self._build_request()
+        model = self._model()
+        self.sent_upto = len(self.history)
+        if not streamed:
+            return await model.get_response(request)
+        completed: Any = None
+        done_items: list[dict[str, Any]] = []
+        async for event in model.stream_response(request):
+            self._send(RawResponsesStreamEvent(data=event))
+            kind = getattr(event, "type", "")
+            if kind == "response.output_item.done":
+                done_items.append(item_to_dict(event.item))
+            elif kind == "response.completed":
+                completed = event.response
+            elif kind in _TERMINAL_EVENTS:
+                raise ModelBehaviorError(
+                    f"Responses stream ended with terminal event {kind}: {_event_detail(event)}"
+                )
+        if completed is None:
+            raise ModelBehaviorError("Model did not produce a final response!")
+        output = [item_to_dict(i) for i in completed.output or []] or done_items
+        return ModelResponse(output=output, usage=completed.usage, response_id=completed.id)
+
+    async def _resolve(self, output: list[dict[str, Any]], *, resumed: bool) -> RunResult | None:
+        agent = self.agent
+        tools = getattr(self, "_tools", None)
+        if tools is None or resumed:
+            tools = await agent.get_all_tools(self.ctx)
+        processed = process_response(agent, tools, output, self.run_config)
+        if resumed:
+            self.generated = [i for i in self.generated if not isinstance(i, ToolApprovalItem)]
+        else:
+            self._record(processed.items)
+            if self.server_managed:
+                self.sent_upto = len(self.history)
+        done = {
+            str(i.raw_item.get("call_id"))
+            for i in self.generated
+            if isinstance(i, ToolCallOutputItem)
+        }
+        outcome = await run_tools(agent, processed, self.ctx, self.run_config, done)
+        self._record(list(outcome.outputs))
+        if outcome.outputs:
+            self.tool_use_tracker[agent.name] = True
+        if outcome.approvals:
+            self._record(list(outcome.approvals), stream=False)
+            return self._result(None, outcome.approvals)
+        final = await self._tool_use_final(processed, outcome)
+        if final is not None:
+            return self._result(final.final_output)
+        if processed.has_tools_to_run or resumed:
+            return None
+        messages = [i for i in processed.items if isinstance(i, MessageOutputItem)]
+        if not messages and processed.hosted_activity:
+            return None
+        text = ItemHelpers.text_message_output(messages[-1]) if messages else ""
+        return self._result(_parse_final_output(agent.output_type, text))
+
+    async def _tool_use_final(
+        self, processed: ProcessedResponse, outcome: StepOutcome
+    ) -> ToolsToFinalOutputResult | None:
+        behavior = self.agent.tool_use_behavior
+        results = outcome.function_results
+        if behavior == "run_llm_again" or not results:
+            return None
+        if behavior == "stop_on_first_tool":
+            return ToolsToFinalOutputResult(is_final_output=True, final_output=results[0][1])
+        if isinstance(behavior, dict):
+            names = set(behavior.get("stop_at_tool_names", []))
+            for tool, value in results:
+                if tool.name in names:
+                    return ToolsToFinalOutputResult(is_final_output=True, final_output=value)
+            return None
+        if callable(behavior):
+            value = behavior(self.ctx, [_FunctionToolResult(t, v) for t, v in results])
+            if inspect.isawaitable(value):
+                value = await value
+            if isinstance(value, ToolsToFinalOutputResult) and value.is_final_output:
+                return value
+            return None
+        raise UserError(f"Invalid tool_use_behavior: {behavior!r}")
+
+
+class _FunctionToolResult:
+    """What a callable ``tool_use_behavior`` sees for each function tool run."""
+
+    __slots__ = ("output", "tool")
+
+    def __init__(self, tool: Any, output: Any) -> None:
+        self.tool = tool
+        self.output = output
+
+
+def _tools_payload(tools: list[Any], model: str | None) -> list[dict[str, Any]]:
+    payload: list[dict[str, Any]] = []
+    for tool in tools:
+        to_wire = getattr(tool, "to_wire", None)
+        if to_wire is None:
+            raise UserError(f"Unsupported tool type {type(tool).__name__}")
+        params = inspect.signature(to_wire).parameters
+        payload.append(to_wire(model) if params else to_wire())
+    return payload
+
+
+def _output_schema(output_type: Any) -> dict[str, Any] | None:
+    if output_type is None or output_type is str:
+        return None
+    from pydantic import TypeAdapter
+
+    from .tools.strict_schema import ensure_strict_json_schema
+
+    schema = TypeAdapter(output_type).json_schema()
+    if schema.get("type") != "object":
+        schema = {
+            "type": "object",
+            "properties": {"response": schema},
+            "required": ["response"],
+            "additionalProperties": False,
+        }
+    strict: dict[str, Any] = ensure_strict_json_schema(schema)
+    return strict
+
+
+def _parse_final_output(output_type: Any, text: str) -> Any:
+    if output_type is None or output_type is str:
+        return text
+    from pydantic import TypeAdapter, ValidationError
+
+    adapter = TypeAdapter(output_type)
+    try:
+        if adapter.json_schema().get("type") == "object":
+            return adapter.validate_json(text)
+        return adapter.validate_python(json.loads(text)["response"])
+    except (ValidationError, ValueError, KeyError, TypeError) as exc:
+        raise ModelBehaviorError(
+            f"Invalid JSON when parsing {text!r} for {output_type}: {exc}"
+        ) from exc
+
+
+def _event_detail(event: Any) -> str:
+    response = getattr(event, "response", None)
+    if response is not None:
+        return str(
+            getattr(response, "error", None) or getattr(response, "incomplete_details", None)
+        )
+    return str(getattr(event, "message", "") or "")
+
+
+_providers: dict[tuple[str | None, str | None], OpenAIProvider] = {}
+
+
+def _default_provider() -> OpenAIProvider:
+    """The OpenAI provider for the current ``OPENAI_API_KEY``/``OPENAI_BASE_URL`` (cached per pair)."""
+    key = (os.environ.get("OPENAI_API_KEY"), os.environ.get("OPENAI_BASE_URL"))
+    provider = _providers.get(key)
+    if provider is None:
+        provider = _providers[key] = OpenAIProvider(api_key=key[0], base_url=key[1])
+    return provider

@@ -1,0 +1,124 @@
+"""``Agent``: instructions, a model and tools (names follow ``agents.Agent``)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict
+
+from .context import RunContextWrapper, TContext
+from .errors import UserError
+from .model_settings import ModelSettings
+
+if TYPE_CHECKING:
+    from .models.interface import Model
+
+__all__ = ["Agent", "AgentBase", "StopAtTools", "ToolsToFinalOutputResult"]
+
+
+class StopAtTools(TypedDict):
+    """``tool_use_behavior={"stop_at_tool_names": [...]}``: stop when one of these tools ran."""
+
+    stop_at_tool_names: list[str]
+
+
+@dataclass(slots=True)
+class ToolsToFinalOutputResult:
+    """What a callable ``tool_use_behavior`` returns."""
+
+    is_final_output: bool
+    final_output: Any = None
+
+
+ToolUseBehavior = (
+    Literal["run_llm_again", "stop_on_first_tool"]
+    | StopAtTools
+    | Callable[[RunContextWrapper[Any], list[Any]], Any]
+)
+
+
+@dataclass(eq=False)
+class AgentBase(Generic[TContext]):
+    """Fields shared by every agent: ``name``, ``handoff_description``, ``tools``."""
+
+    name: str
+    handoff_description: str | None = None
+    tools: list[Any] = field(default_factory=list)
+
+    async def get_all_tools(self, run_context: RunContextWrapper[TContext]) -> list[Any]:
+        """The tools enabled for this turn, in declaration order (spec §1.11)."""
+        from .tools.function import FunctionTool, evaluate_is_enabled
+
+        enabled: list[Any] = []
+        for tool in self.tools:
+            if isinstance(tool, FunctionTool) and not await evaluate_is_enabled(
+                tool, run_context, self
+            ):
+                continue
+            enabled.append(tool)
+        return enabled
+
+
+@dataclass(eq=False)
+class Agent(AgentBase[TContext]):
+    """An LLM with instructions and tools.
+
+    Attributes:
+        instructions: the system prompt: a string, or ``(run_context, agent) -> str`` (sync or
+            async) evaluated at every turn. Sent as the request's ``instructions``.
+        model: a model name (resolved by the run's provider) or a :class:`~core.models.Model`.
+        model_settings: :class:`ModelSettings` for this agent.
+        tools: function tools, local runtime tools and hosted tools, in wire order.
+        handoffs: agents this one may hand off to (sent as ``transfer_to_<name>`` tools).
+        output_type: ``None``/``str`` for text, or a type validated from the final message's
+            JSON (sent as ``text.format`` json_schema).
+        tool_use_behavior: ``"run_llm_again"`` (default), ``"stop_on_first_tool"``,
+            ``{"stop_at_tool_names": [...]}`` or a callable (spec §10.1 step 8).
+        reset_tool_choice: omit ``tool_choice`` after the agent used a tool (default ``True``).
+
+    Raises:
+        UserError: at construction, for a non-string name or a tools value that is not a list.
+    """
+
+    instructions: str | Callable[[RunContextWrapper[TContext], Agent[TContext]], Any] | None = None
+    model: str | Model | None = None
+    model_settings: ModelSettings = field(default_factory=ModelSettings)
+    handoffs: list[Any] = field(default_factory=list)
+    output_type: Any = None
+    tool_use_behavior: ToolUseBehavior = "run_llm_again"
+    reset_tool_choice: bool = True
+    hooks: Any = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise UserError(f"Agent name must be a string, got {type(self.name).__name__}")
+        if not isinstance(self.tools, list):
+            raise UserError(f"Agent tools must be a list, got {type(self.tools).__name__}")
+        if not isinstance(self.model_settings, ModelSettings):
+            raise UserError("Agent model_settings must be a ModelSettings instance")
+
+    def clone(self, **kwargs: Any) -> Agent[TContext]:
+        """A shallow copy with the given fields replaced."""
+        return replace(self, **kwargs)
+
+    async def get_system_prompt(self, run_context: RunContextWrapper[TContext]) -> str | None:
+        """The instructions for this turn (callables are called, awaited when async)."""
+        if self.instructions is None or isinstance(self.instructions, str):
+            return self.instructions
+        if callable(self.instructions):
+            value = self.instructions(run_context, self)
+            if inspect.isawaitable(value):
+                value = await value
+            return None if value is None else str(value)
+        raise UserError(
+            f"Agent instructions must be a string or a callable, got {self.instructions!r}"
+        )
+
+    def as_tool(self, *args: Any, **kwargs: Any) -> Any:
+        """Expose this agent as a tool (spec §7; arrives with the agents-as-tools issue).
+
+        Raises:
+            NotImplementedError: always, in this version.
+        """
+        raise NotImplementedError("Agent.as_tool is not implemented yet (agents-as-tools issue)")

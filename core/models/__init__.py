@@ -1,0 +1,1 @@
+"""Model providers: the OpenAI Responses API and a scripted replay model."""

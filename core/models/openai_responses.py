@@ -1,0 +1,265 @@
+"""``OpenAIResponsesModel``: the Responses API through the official ``openai.AsyncOpenAI`` client.
+
+The request body is built as plain JSON (the input history is serialised once per item, see
+:mod:`core.models.history`) and posted with the client's own ``post``, so the client still
+provides HTTP, authentication, retries with backoff, SSE parsing and typed events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx2
+import openai
+from openai import AsyncOpenAI, AsyncStream
+from openai._base_client import make_request_options
+from openai.types.responses import Response, ResponseStreamEvent
+
+from ..errors import ModelBehaviorError, ModelProviderError, UserError
+from ..items import ModelResponse
+from .interface import Model, ModelProvider, ModelRequest
+
+__all__ = ["DEFAULT_MODEL", "OpenAIProvider", "OpenAIResponsesModel"]
+
+logger = logging.getLogger("core")
+
+#: Model used when neither the agent nor the run config names one.
+DEFAULT_MODEL = os.environ.get("OPENAI_DEFAULT_MODEL", "gpt-5.5")
+
+_TERMINAL_FAILURES = {"response.failed", "response.incomplete", "error"}
+_SETTINGS_PASSTHROUGH = (
+    "temperature",
+    "top_p",
+    "truncation",
+    "store",
+    "metadata",
+    "reasoning",
+    "prompt_cache_key",
+    "parallel_tool_calls",
+)
+
+
+def build_request_head(request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+    """Every body field except ``input``, as a JSON-ready dict (spec §0)."""
+    settings = request.model_settings
+    head: dict[str, Any] = {}
+    if request.model is not None:
+        head["model"] = request.model
+    head["include"] = list(settings.include or [])
+    if request.instructions is not None:
+        head["instructions"] = request.instructions
+    head["tools"] = request.tools
+    if settings.tool_choice is not None:
+        head["tool_choice"] = settings.tool_choice
+    for name in _SETTINGS_PASSTHROUGH:
+        value = getattr(settings, name)
+        if value is None or (name == "parallel_tool_calls" and not request.tools):
+            continue
+        head[name] = value
+    if settings.max_tokens is not None:
+        head["max_output_tokens"] = settings.max_tokens
+    text: dict[str, Any] = {}
+    if request.output_schema is not None:
+        text["format"] = {
+            "type": "json_schema",
+            "name": "final_output",
+            "schema": request.output_schema,
+            "strict": True,
+        }
+    if settings.verbosity is not None:
+        text["verbosity"] = settings.verbosity
+    if text:
+        head["text"] = text
+    if request.previous_response_id is not None:
+        head["previous_response_id"] = request.previous_response_id
+    if request.conversation_id is not None:
+        head["conversation"] = request.conversation_id
+    if stream:
+        head["stream"] = True
+    head.update(settings.extra_args or {})
+    head.update(settings.extra_body or {})
+    return head
+
+
+def build_request_body(request: ModelRequest, *, stream: bool) -> bytes:
+    """The whole JSON body: the head serialised now, the input history spliced in as cached bytes."""
+    head = build_request_head(request, stream=stream)
+    head_bytes = json.dumps(head, ensure_ascii=False, separators=(",", ":")).encode()
+    return head_bytes[:-1] + b',"input":' + request.input.to_json_bytes() + b"}"
+
+
+def response_to_model_response(response: Any) -> ModelResponse:
+    """A :class:`ModelResponse` whose output items are plain wire dicts.
+
+    Raises:
+        ModelBehaviorError: the response status is ``failed`` or ``incomplete`` (spec §10.1).
+    """
+    status = getattr(response, "status", None)
+    if status in ("failed", "incomplete"):
+        detail = getattr(response, "error", None) or getattr(response, "incomplete_details", None)
+        raise ModelBehaviorError(f"Responses request ended with status {status}: {detail}")
+    output = [item_to_dict(item) for item in response.output or []]
+    return ModelResponse(output=output, usage=response.usage, response_id=response.id)
+
+
+def item_to_dict(item: Any) -> dict[str, Any]:
+    """An ``openai`` output item as the JSON the server sent (unset fields left out)."""
+    if isinstance(item, dict):
+        return item
+    data: dict[str, Any] = item.model_dump(mode="json", exclude_unset=True, by_alias=True)
+    return data
+
+
+class OpenAIResponsesModel(Model):
+    """A model on the OpenAI Responses API (or any server speaking it).
+
+    Args:
+        model: the model name sent in each request.
+        openai_client: an ``AsyncOpenAI``; by default one is built from ``OPENAI_API_KEY`` and
+            ``OPENAI_BASE_URL`` with ``max_retries`` retries.
+        max_retries: client retries of 408/409/429/5xx and connection errors, with exponential
+            backoff (the ``openai`` client's policy).
+        stream_retries: how often a stream cut before ``response.completed`` is retried.
+
+    Raises:
+        UserError: no client was given and no API key is configured.
+    """
+
+    def __init__(
+        self,
+        model: str | None,
+        openai_client: AsyncOpenAI | None = None,
+        *,
+        max_retries: int = 3,
+        stream_retries: int = 2,
+        retry_backoff_s: float = 0.5,
+    ) -> None:
+        self.model = model
+        if openai_client is None:
+            if not os.environ.get("OPENAI_API_KEY"):
+                raise UserError(
+                    "No OpenAI API key: set OPENAI_API_KEY (and optionally OPENAI_BASE_URL) "
+                    "or pass openai_client=AsyncOpenAI(...)."
+                )
+            openai_client = AsyncOpenAI(max_retries=max_retries)
+        self._client = openai_client
+        self._stream_retries = stream_retries
+        self._retry_backoff_s = retry_backoff_s
+
+    def _options(self, request: ModelRequest) -> Any:
+        headers = {"Content-Type": "application/json"}
+        headers.update(request.model_settings.extra_headers or {})
+        return make_request_options(extra_headers=headers, security={"bearer_auth": True})
+
+    def _with_model(self, request: ModelRequest) -> ModelRequest:
+        if request.model is None and self.model is not None:
+            request.model = self.model
+        return request
+
+    async def get_response(self, request: ModelRequest) -> ModelResponse:
+        request = self._with_model(request)
+        body = build_request_body(request, stream=False)
+        try:
+            response = await self._client.post(
+                "/responses", content=body, options=self._options(request), cast_to=Response
+            )
+        except openai.APIStatusError as exc:
+            raise ModelProviderError(_status_message(exc), exc.status_code) from exc
+        except openai.APIConnectionError as exc:
+            raise ModelProviderError(f"Model service unreachable: {exc}") from exc
+        return response_to_model_response(response)
+
+    async def stream_response(self, request: ModelRequest) -> AsyncIterator[Any]:
+        request = self._with_model(request)
+        body = build_request_body(request, stream=True)
+        attempt = 0
+        while True:
+            completed = False
+            try:
+                stream = await self._client.post(
+                    "/responses",
+                    content=body,
+                    options=self._options(request),
+                    cast_to=Response,
+                    stream=True,
+                    stream_cls=AsyncStream[ResponseStreamEvent],
+                )
+                async with stream:
+                    async for event in stream:
+                        yield event
+                        if getattr(event, "type", "") == "response.completed":
+                            completed = True
+                        elif getattr(event, "type", "") in _TERMINAL_FAILURES:
+                            return
+                if completed:
+                    return
+                failure: Exception = ModelBehaviorError("Model did not produce a final response!")
+            except openai.APIStatusError as exc:
+                raise ModelProviderError(_status_message(exc), exc.status_code) from exc
+            except (
+                openai.APIConnectionError,
+                openai.APIError,
+                httpx2.TransportError,
+                OSError,
+            ) as exc:
+                if isinstance(exc, openai.APIError) and not _is_transport_error(exc):
+                    raise ModelProviderError(f"Model stream failed: {exc}") from exc
+                failure = exc
+            attempt += 1
+            if attempt > self._stream_retries:
+                if isinstance(failure, ModelBehaviorError):
+                    raise failure
+                raise ModelProviderError(f"Model stream failed: {failure}") from failure
+            logger.warning("response stream cut before completion; retrying (%d)", attempt)
+            await asyncio.sleep(self._retry_backoff_s * (2 ** (attempt - 1)))
+
+
+def _is_transport_error(exc: Exception) -> bool:
+    return isinstance(exc, openai.APIConnectionError)
+
+
+def _status_message(exc: openai.APIStatusError) -> str:
+    return f"Model service returned HTTP {exc.status_code}: {exc.message}"
+
+
+class OpenAIProvider(ModelProvider):
+    """Resolves model names to :class:`OpenAIResponsesModel` sharing one client.
+
+    Args:
+        openai_client: the client to use; otherwise built lazily from the environment
+            (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``) or from ``api_key``/``base_url``.
+    """
+
+    def __init__(
+        self,
+        openai_client: AsyncOpenAI | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 3,
+    ) -> None:
+        self._client = openai_client
+        self._api_key = api_key
+        self._base_url = base_url
+        self._max_retries = max_retries
+
+    def _get_client(self) -> AsyncOpenAI:
+        if self._client is None:
+            key = self._api_key or os.environ.get("OPENAI_API_KEY")
+            if not key:
+                raise UserError(
+                    "No OpenAI API key: set OPENAI_API_KEY (and optionally OPENAI_BASE_URL), "
+                    "or configure a model provider."
+                )
+            self._client = AsyncOpenAI(
+                api_key=key, base_url=self._base_url, max_retries=self._max_retries
+            )
+        return self._client
+
+    def get_model(self, model_name: str | None) -> Model:
+        return OpenAIResponsesModel(model_name or DEFAULT_MODEL, self._get_client())

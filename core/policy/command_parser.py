@@ -1,0 +1,451 @@
+"""Split a shell command line into the simple commands it runs, using bashlex."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import bashlex
+
+from .wrappers import SHELLS, WRAPPERS, Word, program_name, shell_script, strip_wrapper
+
+__all__ = ["ParsedCommand", "Segment", "parse_command"]
+
+_MAX_DEPTH = 8
+_NOT_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+# fmt: off
+_RISKY_ENV_EXACT = frozenset(
+    {
+        "PATH", "HOME", "ENV", "BASH_ENV", "IFS", "SHELLOPTS", "BASHOPTS", "PS4",
+        "PROMPT_COMMAND", "EDITOR", "VISUAL", "BROWSER", "LESSOPEN", "LESSCLOSE",
+        "PYTHONHOME", "PYTHONSTARTUP", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB",
+        "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "XDG_CONFIG_HOME",
+        "RIPGREP_CONFIG_PATH", "SUDO_ASKPASS", "SSH_ASKPASS", "TAR_OPTIONS", "ZDOTDIR",
+    }
+)
+# fmt: on
+_RISKY_ENV_PREFIXES = ("LD_", "DYLD_", "GIT_", "npm_config_", "NPM_CONFIG_")
+# fmt: off
+_GIT_FLAGS = frozenset(
+    {
+        "--no-pager", "-P", "-p", "--paginate", "--bare", "--no-replace-objects",
+        "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs",
+        "--icase-pathspecs", "--no-optional-locks", "--no-advice", "--no-lazy-fetch",
+    }
+)
+# fmt: on
+_GIT_WITH_ARG = frozenset({"-C", "--namespace", "--git-dir", "--work-tree", "--super-prefix"})
+_GIT_UNVETTED = ("-c", "--config-env", "--exec-path", "--git-dir", "--work-tree")
+
+
+def risky_env(name: str) -> bool:
+    """Whether setting ``name`` can change which program runs or what it executes."""
+    return (
+        name in _RISKY_ENV_EXACT or name.startswith(_RISKY_ENV_PREFIXES) or name.endswith("PAGER")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One simple command the line would run, ready to be judged.
+
+    Attributes:
+        text: the command's source text (for prompts), e.g. ``"rm -rf src"``.
+        argv: the command to judge: leading ``NAME=value`` assignments and wrappers removed,
+            and for ``git`` the global options (``-C dir``, ``--no-pager``) dropped, so
+            ``sudo git -C x diff`` gives ``("git", "diff")``. Empty for a bare assignment.
+        full_argv: the words as written after leading assignments (wrappers kept), used to
+            match rules that name a wrapper (``sudo apt-get *``).
+        env: names assigned for the command (``FOO=1 cmd``, ``env FOO=1 cmd``).
+        wrappers: the wrapper programs stripped, outermost first (``("sudo", "timeout")``).
+        writes: files written through output redirections, ``tee`` or ``time -o``.
+        context: where it sits: ``""`` at top level, ``"command substitution"``,
+            ``"process substitution"``, ``"bash -c"``, ``"eval"``, ``"find -exec"``,
+            ``"xargs"`` or ``"unparsed"`` (from the rough split of an unparsable line).
+        opaque: why what runs cannot be known before it runs (a computed program name,
+            ``eval "$x"``), else ``None``.
+        privileged: run under sudo/doas.
+        hidden_args: more arguments arrive at run time (``xargs``).
+        unvetted: reasons allow rules cannot vouch for it (``"sets PATH"``,
+            ``"git -c can run arbitrary commands"``).
+    """
+
+    text: str
+    argv: tuple[str, ...]
+    full_argv: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    wrappers: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    context: str = ""
+    opaque: str | None = None
+    privileged: bool = False
+    hidden_args: bool = False
+    unvetted: tuple[str, ...] = ()
+
+    @property
+    def program(self) -> str:
+        """The program's basename (``"git"``), or ``""`` for a bare assignment."""
+        return program_name(self.argv[0]) if self.argv else ""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCommand:
+    """A command line split into simple commands.
+
+    Attributes:
+        source: the command line (an argv list is shown joined with shell quoting).
+        segments: every simple command, in source order; commands inside ``$(…)``,
+            backticks and ``<(…)`` come just before the command holding them (they run
+            first), those of ``bash -c``/``eval``/``find -exec`` replace or follow it.
+        error: why the line could not be parsed, else ``None``. When set, ``segments``
+            comes from a rough word split (context ``"unparsed"``): good enough to find
+            deny-rule and destructive-command hits, never to allow anything.
+    """
+
+    source: str
+    segments: tuple[Segment, ...]
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the line parsed completely."""
+        return self.error is None
+
+
+class _Unsupported(Exception):
+    """A construct the parser will not vouch for; the whole line then asks."""
+
+
+@dataclass(slots=True)
+class _Inherit:
+    wrappers: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    privileged: bool = False
+    hidden_args: bool = False
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.out: list[Segment] = []
+
+    # -- bashlex trees -------------------------------------------------------------------
+    def script(self, src: str, ctx: str, inherit: _Inherit, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            raise _Unsupported("commands nested too deeply")
+        if all(not line.strip() or line.lstrip().startswith("#") for line in src.splitlines()):
+            return  # blank or comments only (bashlex fails on those)
+        try:
+            trees = bashlex.parse(src)
+        except NotImplementedError as exc:
+            if "time" not in str(exc):
+                raise _Unsupported(f"unsupported shell syntax: {exc}") from exc
+            # bashlex lacks the `time` keyword; it is a harmless wrapper, so blank it out
+            # (same length, so positions and segment texts stay right) and parse again.
+            blanked = re.sub(r"(^|[;&|(\n]\s*)time(\s+-p)?(?=\s)", _blank, src)
+            try:
+                trees = bashlex.parse(blanked)
+            except Exception as again:
+                raise _Unsupported(str(again)) from again
+        except Exception as exc:
+            raise _Unsupported(str(exc) or type(exc).__name__) from exc
+        for tree in trees:
+            self.node(tree, src, ctx, inherit, depth)
+
+    def node(self, n: Any, src: str, ctx: str, inherit: _Inherit, depth: int) -> None:
+        kind = n.kind
+        if kind == "command":
+            self.command(n, src, ctx, inherit, depth)
+        elif kind == "compound":
+            writes = self.redirects(getattr(n, "redirects", None) or [], src, ctx, depth)
+            inner = _Inherit(
+                inherit.wrappers,
+                inherit.env,
+                inherit.writes + tuple(writes),
+                inherit.privileged,
+                inherit.hidden_args,
+            )
+            for part in n.list:
+                self.node(part, src, ctx, inner, depth)
+        elif kind in ("list", "pipeline", "if", "for", "while", "until", "function"):
+            for part in n.parts:
+                self.node(part, src, ctx, inherit, depth)
+        elif kind in ("word", "assignment"):
+            self.word(n, src, depth)
+        elif kind in ("operator", "pipe", "reservedword"):
+            return
+        else:
+            raise _Unsupported(f"unsupported shell construct ({kind})")
+
+    def word(self, n: Any, src: str, depth: int) -> bool:
+        """Judge substitutions inside a word; return whether its value is computed."""
+        dynamic = False
+        for part in getattr(n, "parts", None) or []:
+            kind = part.kind
+            if kind == "commandsubstitution":
+                dynamic = True
+                self.node(part.command, src, "command substitution", _Inherit(), depth)
+            elif kind == "processsubstitution":
+                dynamic = True
+                self.node(part.command, src, "process substitution", _Inherit(), depth)
+            elif kind == "parameter":
+                dynamic = True
+                value = str(getattr(part, "value", ""))
+                if "$(" in value or "`" in value or "<(" in value or ">(" in value:
+                    raise _Unsupported("a command substitution inside ${…}")
+            elif kind != "tilde":
+                raise _Unsupported(f"unsupported word part ({kind})")
+        return dynamic
+
+    def redirects(self, nodes: list[Any], src: str, ctx: str, depth: int) -> list[str]:
+        writes: list[str] = []
+        for r in nodes:
+            target = getattr(r, "output", None)
+            if getattr(r, "heredoc", None) is not None:
+                body = str(getattr(r.heredoc, "value", ""))
+                if "$(" in body or "`" in body:
+                    raise _Unsupported("a here-document that runs commands")
+            if target is None or isinstance(target, int):
+                continue
+            self.word(target, src, depth)
+            text = target.word
+            if r.type not in _WRITE_REDIRECTS:
+                continue
+            if r.type == ">&" and (text.isdigit() or text == "-"):
+                continue
+            if text in _NOT_WRITES or text.startswith("/dev/fd/"):
+                continue
+            writes.append(text)
+        return writes
+
+    def command(self, n: Any, src: str, ctx: str, inherit: _Inherit, depth: int) -> None:
+        words: list[Word] = []
+        assigns: list[Word] = []
+        redirect_nodes: list[Any] = []
+        for part in n.parts:
+            if part.kind == "assignment" and not words:
+                assigns.append(Word(part.word, self.word(part, src, depth)))
+            elif part.kind in ("word", "assignment"):
+                words.append(Word(part.word, self.word(part, src, depth)))
+            elif part.kind == "redirect":
+                redirect_nodes.append(part)
+            else:
+                raise _Unsupported(f"unsupported command part ({part.kind})")
+        writes = inherit.writes + tuple(self.redirects(redirect_nodes, src, ctx, depth))
+        text = src[n.pos[0] : n.pos[1]]
+        env = inherit.env + tuple(a.text.split("=", 1)[0] for a in assigns)
+        self.build(
+            words,
+            text,
+            ctx,
+            _Inherit(inherit.wrappers, env, writes, inherit.privileged, inherit.hidden_args),
+            depth,
+        )
+
+    # -- simple commands -----------------------------------------------------------------
+    def build(self, words: list[Word], text: str, ctx: str, inherit: _Inherit, depth: int) -> None:
+        full = tuple(w.text for w in words)
+        wrappers = list(inherit.wrappers)
+        env = list(inherit.env)
+        writes = list(inherit.writes)
+        privileged, hidden = inherit.privileged, inherit.hidden_args
+        opaque: str | None = None
+        rest = words
+        while rest and not rest[0].dynamic:
+            name = program_name(rest[0].text)
+            if name in SHELLS:
+                has_c, script = shell_script(rest[1:])
+                if not has_c:
+                    break
+                if script is None or script.dynamic:
+                    opaque = f"`{name} -c` runs a script only known at run time"
+                    rest = []
+                    break
+                sub = _Inherit(tuple(wrappers), tuple(env), tuple(writes), privileged, hidden)
+                self.script(script.text, f"{name} -c", sub, depth + 1)
+                return
+            if name == "eval":
+                if any(w.dynamic for w in rest[1:]):
+                    opaque = "`eval` runs code only known at run time"
+                    rest = []
+                    break
+                sub = _Inherit(tuple(wrappers), tuple(env), tuple(writes), privileged, hidden)
+                self.script(" ".join(w.text for w in rest[1:]), "eval", sub, depth + 1)
+                return
+            if name not in WRAPPERS:
+                break
+            strip = strip_wrapper(name, rest[1:])
+            if strip is None:
+                break
+            wrappers.append(name)
+            env.extend(strip.env)
+            writes.extend(strip.writes)
+            privileged = privileged or strip.privileged
+            hidden = hidden or strip.hidden_args
+            if strip.hidden_args and not ctx:
+                ctx = "xargs"
+            opaque = opaque or strip.opaque
+            rest = strip.inner
+        argv = tuple(w.text for w in rest)
+        unvetted = [f"sets {name}" for name in dict.fromkeys(env) if risky_env(name)]
+        if rest and opaque is None:
+            head = rest[0]
+            if head.dynamic or re.search(r"[*?\[{]", head.text):
+                opaque = f"the program name `{head.text}` is only known at run time"
+        if argv and program_name(argv[0]) == "git":
+            argv, git_unvetted = _canonical_git(argv)
+            unvetted.extend(git_unvetted)
+        if argv and program_name(argv[0]) == "tee":
+            writes.extend(a for a in argv[1:] if not a.startswith("-") and a not in _NOT_WRITES)
+        if not argv and not opaque and not unvetted and not env:
+            return
+        self.out.append(
+            Segment(
+                text=text.strip(),
+                argv=argv,
+                full_argv=full,
+                env=tuple(env),
+                wrappers=tuple(wrappers),
+                writes=tuple(writes),
+                context=ctx,
+                opaque=opaque,
+                privileged=privileged,
+                hidden_args=hidden,
+                unvetted=tuple(unvetted),
+            )
+        )
+        if argv and program_name(argv[0]) == "find":
+            self._find_exec(rest, inherit, privileged, depth)
+
+    def _find_exec(
+        self, words: list[Word], inherit: _Inherit, privileged: bool, depth: int
+    ) -> None:
+        i = 1
+        while i < len(words):
+            if words[i].text in ("-exec", "-execdir", "-ok", "-okdir"):
+                j = i + 1
+                while j < len(words) and words[j].text not in (";", "+"):
+                    j += 1
+                inner = words[i + 1 : j]
+                if inner:
+                    sub = _Inherit(inherit.wrappers, (), (), privileged, False)
+                    self.build(inner, " ".join(w.text for w in inner), "find -exec", sub, depth + 1)
+                i = j
+            i += 1
+
+
+def _blank(match: re.Match[str]) -> str:
+    lead = match.group(1)
+    return lead + " " * (len(match.group(0)) - len(lead))
+
+
+def _canonical_git(argv: tuple[str, ...]) -> tuple[tuple[str, ...], list[str]]:
+    """Drop git's global options before the subcommand; report the ones that can run code."""
+    unvetted: list[str] = []
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        name = arg.split("=", 1)[0]
+        if name in _GIT_UNVETTED:
+            unvetted.append(f"`git {name}` can change what git runs")
+        if arg in _GIT_FLAGS:
+            i += 1
+        elif arg in _GIT_WITH_ARG or arg in ("-c", "--config-env", "--exec-path"):
+            i += 2 if arg != "--exec-path" else 1
+        elif arg.startswith("--") and "=" in arg and name in (*_GIT_WITH_ARG, *_GIT_UNVETTED):
+            i += 1
+        elif arg.startswith("-C") and len(arg) > 2:
+            i += 1
+        else:
+            break
+    return (argv[0], *argv[i:]), unvetted
+
+
+def _rough_words(text: str) -> list[list[Word]]:
+    """Best-effort split of an unparsable line into commands (for deny rules and guards)."""
+    flat = text.replace("\n", " ; ").replace("`", " ; ").replace("$(", " ; ")
+    try:
+        lexer = shlex.shlex(flat, posix=True, punctuation_chars=";&|()<>")
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        tokens = re.findall(r"[;&|()<>]+|[^\s;&|()<>]+", flat)
+    groups: list[list[Word]] = [[]]
+    skip_next = False
+    for token in tokens:
+        if skip_next:
+            skip_next = False
+            continue
+        if set(token) <= set("<>&") and (">" in token or "<" in token):
+            skip_next = True
+            continue
+        if set(token) <= set(";&|()"):
+            groups.append([])
+            continue
+        groups[-1].append(Word(token, "$" in token))
+    return [g for g in groups if g]
+
+
+def parse_command(command: str | Sequence[str]) -> ParsedCommand:
+    """Split a command into the simple commands it would run.
+
+    Handles pipes, ``&&``, ``||``, ``;``, ``&``, newlines, subshells ``( … )``, groups
+    ``{ …; }``, ``if``/``for``/``while``, function bodies, command substitution ``$(…)`` and
+    backticks (also inside double quotes and assignments), process substitution ``<(…)``,
+    output redirections, leading ``NAME=value`` assignments, wrappers (``sudo``, ``doas``,
+    ``env``, ``nohup``, ``timeout N``, ``time``, ``nice``, ``ionice``, ``stdbuf``,
+    ``command``, ``exec``, ``xargs``), ``sh/bash -c SCRIPT``, ``eval`` with literal
+    arguments, and ``find … -exec CMD``.
+
+    Args:
+        command: a command line, or an argv list run without a shell (``local_shell``'s
+            ``command``). An argv of the form ``["bash", "-lc", SCRIPT]`` parses ``SCRIPT``.
+
+    Returns:
+        The segments. Never raises for bad input: a line bashlex cannot parse, ``case``,
+        ``[[ ]]``, arithmetic ``$(( ))``, quoted here-document delimiters, a here-document
+        or ``${…}`` holding a command substitution, or unbalanced quotes give a
+        :class:`ParsedCommand` with ``error`` set.
+    """
+    walker = _Walker()
+    if isinstance(command, str):
+        source = command
+        try:
+            walker.script(command, "", _Inherit(), 0)
+        except (_Unsupported, RecursionError) as exc:
+            return _rough(source, str(exc) if isinstance(exc, _Unsupported) else "too deep")
+        return ParsedCommand(source, tuple(walker.out))
+    argv = [str(a) for a in command]
+    source = shlex.join(argv)
+    try:
+        walker.build([Word(a) for a in argv], source, "", _Inherit(), 0)
+    except (_Unsupported, RecursionError) as exc:
+        return _rough(source, str(exc) if isinstance(exc, _Unsupported) else "too deep")
+    return ParsedCommand(source, tuple(walker.out))
+
+
+def _rough(source: str, error: str) -> ParsedCommand:
+    walker = _Walker()
+    for words in _rough_words(source):
+        try:
+            walker.build(words, " ".join(w.text for w in words), "unparsed", _Inherit(), _MAX_DEPTH)
+        except (_Unsupported, RecursionError):
+            walker.out.append(
+                Segment(
+                    text=" ".join(w.text for w in words),
+                    argv=tuple(w.text for w in words),
+                    context="unparsed",
+                )
+            )
+    segments = tuple(
+        s if s.context == "unparsed" else _with_context(s, "unparsed") for s in walker.out
+    )
+    return ParsedCommand(source, segments, error or "cannot parse")
+
+
+def _with_context(segment: Segment, ctx: str) -> Segment:
+    return replace(segment, context=ctx)

@@ -1,0 +1,396 @@
+"""The approval policy engine: decide whether a shell command or a patch runs, asks or is denied."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .command_parser import ParsedCommand, Segment, parse_command
+from .defaults import DEFAULT_RULES
+from .destructive import destructive_reason
+from .modes import Action, ApprovalMode, SandboxKind, coerce_mode, strictest
+from .rules import (
+    CONFINEMENT_GUARD,
+    DESTRUCTIVE_GUARD,
+    PRIVILEGE_GUARD,
+    Rule,
+    matches_command,
+    matches_path,
+    normalize_patch_path,
+)
+
+__all__ = ["Decision", "SegmentDecision", "decide_command", "decide_patch"]
+
+_MAX_SHOWN = 80
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentDecision:
+    """The verdict on one simple command of a line, or on one path of a patch.
+
+    Attributes:
+        text: the command's source text, or the patch path.
+        action: ``"allow"``, ``"ask"`` or ``"deny"``.
+        reason: human text, e.g. ``"allowed by rule `grep *` (default)"``.
+        rule: the rule (or built-in guard) that decided, ``None`` when none applied.
+        destructive: what makes the command destructive (``"deletes untracked files"``),
+            else ``None``.
+        segment: the parsed command (``None`` for patch paths).
+    """
+
+    text: str
+    action: Action
+    reason: str
+    rule: Rule | None = None
+    destructive: str | None = None
+    segment: Segment | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What to do with a shell command or a patch.
+
+    Attributes:
+        action: ``"allow"`` (run without asking), ``"ask"`` (a human approves first) or
+            ``"deny"`` (refuse; tell the model why).
+        reason: human text for the prompt and the log, naming the rule that applied or saying
+            none did, e.g. ``"asked because `rm -rf src` is destructive: it deletes files
+            recursively (rule: destructive-guard)"``.
+        rule: the rule (or built-in guard) behind ``reason``, ``None`` when no rule applied.
+        segments: one entry per simple command (or per patch path), in order.
+        checkpoint_required: take a checkpoint before running: set when a command is
+            destructive, or when a patch lands without human review.
+        sandbox: where the command should run: ``"read-only"``, ``"workspace-write"`` or
+            ``"none"`` (always ``"none"`` for patches).
+    """
+
+    action: Action
+    reason: str
+    rule: Rule | None
+    segments: tuple[SegmentDecision, ...]
+    checkpoint_required: bool
+    sandbox: SandboxKind
+
+    @property
+    def rule_id(self) -> str | None:
+        """The id of :attr:`rule`, or ``None``."""
+        return self.rule.id if self.rule is not None else None
+
+    @property
+    def allowed(self) -> bool:
+        """Whether the call may run without asking."""
+        return self.action == "allow"
+
+
+def _short(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _MAX_SHOWN else flat[: _MAX_SHOWN - 1] + "…"
+
+
+def _sandbox(mode: ApprovalMode, available: bool) -> SandboxKind:
+    if not available:
+        return "none"
+    if mode is ApprovalMode.READ_ONLY:
+        return "read-only"
+    if mode is ApprovalMode.AUTO:
+        return "workspace-write"
+    return "none"
+
+
+def _first(rules: Sequence[Rule], action: Action, seg: Segment, *, loose: bool) -> Rule | None:
+    for rule in rules:
+        if rule.action != action:
+            continue
+        if matches_command(rule, seg.argv, loose_program=loose):
+            return rule
+        if seg.full_argv != seg.argv and matches_command(rule, seg.full_argv, loose_program=loose):
+            return rule
+    return None
+
+
+def _allow_rule(rules: Sequence[Rule], seg: Segment) -> Rule | None:
+    for rule in rules:
+        if rule.action != "allow":
+            continue
+        if seg.privileged:
+            # Only a rule that names the wrapper itself (`sudo apt-get *`) vouches for it.
+            if matches_command(rule, seg.full_argv):
+                return rule
+        elif matches_command(rule, seg.argv) or matches_command(rule, seg.full_argv):
+            return rule
+    return None
+
+
+def _judge(
+    seg: Segment, mode: ApprovalMode, rules: Sequence[Rule], sandbox: bool, parse_error: str | None
+) -> SegmentDecision:
+    text = _short(seg.text) or "(empty)"
+    where = f" (in a {seg.context})" if seg.context.endswith("substitution") else ""
+
+    def out(action: Action, reason: str, rule: Rule | None = None, d: str | None = None):
+        return SegmentDecision(seg.text, action, reason, rule, d, seg)
+
+    rule = _first(rules, "deny", seg, loose=True)
+    if rule is not None:
+        return out("deny", f"denied by rule {rule.label}: `{text}`{where}", rule)
+    harm = destructive_reason(seg)
+    if harm is not None:
+        if mode is ApprovalMode.FULL:
+            return out(
+                "allow",
+                f"allowed: full access mode (`{text}` {harm}; checkpoint first)",
+                None,
+                harm,
+            )
+        return out(
+            "ask",
+            f"asked because `{text}`{where} is destructive: it {harm} "
+            f"(rule: {DESTRUCTIVE_GUARD.id})",
+            DESTRUCTIVE_GUARD,
+            harm,
+        )
+    if mode is ApprovalMode.READ_ONLY and seg.writes:
+        return out("deny", f"denied: read-only mode, and `{text}` writes to `{seg.writes[0]}`")
+    if mode is not ApprovalMode.FULL:
+        rule = _first(rules, "ask", seg, loose=True)
+        if rule is not None:
+            return out("ask", f"asked by rule {rule.label}: `{text}`{where}", rule)
+    if parse_error is not None:
+        if mode is ApprovalMode.FULL:
+            return out("allow", "allowed: full access mode (command not fully parsed)")
+        return out("ask", f"asked: could not parse the command ({parse_error})")
+    if mode is ApprovalMode.FULL:
+        if seg.opaque is not None and any(r.action == "deny" for r in rules):
+            return out(
+                "ask", f"asked: {seg.opaque}, so `{text}` cannot be checked against your deny rules"
+            )
+        return out("allow", "allowed: full access mode")
+    if seg.opaque is not None:
+        return out("ask", f"asked: {seg.opaque}, so `{text}` cannot be judged before it runs")
+    allow = _allow_rule(rules, seg)
+    if seg.privileged and allow is None:
+        return out(
+            "ask",
+            f"asked: `{text}` runs with {seg.wrappers[0] if seg.wrappers else 'sudo'} "
+            f"(rule: {PRIVILEGE_GUARD.id})",
+            PRIVILEGE_GUARD,
+        )
+    if mode is ApprovalMode.AUTO and sandbox:
+        return out("allow", f"allowed: auto mode runs `{text}` in the workspace-write sandbox")
+    no_sandbox = " (auto mode without a sandbox asks)" if mode is ApprovalMode.AUTO else ""
+    if not seg.argv:
+        if seg.unvetted:
+            return out(
+                "ask",
+                f"asked: `{text}` {seg.unvetted[0]}, which changes what later "
+                f"commands run{no_sandbox}",
+            )
+        return out("allow", f"allowed: `{text}` only sets a variable")
+    if allow is None:
+        return out("ask", f"asked: no rule matches `{text}`{where}{no_sandbox}")
+    if seg.unvetted:
+        return out(
+            "ask",
+            f"asked: `{text}` {seg.unvetted[0]}, so rule {allow.label} cannot vouch for it"
+            f"{no_sandbox}",
+            allow,
+        )
+    if seg.writes:
+        return out("ask", f"asked: `{text}` writes to `{seg.writes[0]}`{no_sandbox}", allow)
+    return out("allow", f"allowed by rule {allow.label}", allow)
+
+
+def _combine(
+    judged: Sequence[SegmentDecision], sandbox: SandboxKind, *, patch: bool = False
+) -> Decision:
+    action = strictest([j.action for j in judged])
+    picked = [j for j in judged if j.action == action]
+    main = next((j for j in picked if j.destructive), picked[0])
+    reason = main.reason
+    if action == "allow" and len(judged) > 1 and not main.destructive:
+        reason = _allow_summary(judged)
+    if patch:
+        checkpoint = action == "allow"
+    else:
+        checkpoint = action != "deny" and any(j.destructive for j in judged)
+    return Decision(action, reason, main.rule, tuple(judged), checkpoint, sandbox)
+
+
+def _allow_summary(judged: Sequence[SegmentDecision]) -> str:
+    """One line for a fully allowed multi-command line."""
+    reasons = list(dict.fromkeys(j.reason for j in judged))
+    if len(reasons) == 1:
+        return reasons[0]
+    labels = list(dict.fromkeys(j.rule.label for j in judged if j.rule is not None))
+    if labels and all(j.rule is not None for j in judged):
+        return "allowed by rules " + ", ".join(labels)
+    if all(j.reason.startswith("allowed: auto mode") for j in judged):
+        return "allowed: auto mode runs every command in the workspace-write sandbox"
+    if all(j.reason.startswith("allowed: full access mode") for j in judged):
+        return "allowed: full access mode"
+    return "; ".join(reasons)
+
+
+def _command_rules(rules: Iterable[Rule], use_defaults: bool) -> list[Rule]:
+    chosen = [r for r in rules if r.kind == "command"]
+    if use_defaults:
+        known = {r.id for r in chosen}
+        chosen.extend(r for r in DEFAULT_RULES if r.id not in known)
+    return chosen
+
+
+def decide_command(
+    command: str | Sequence[str] | ParsedCommand,
+    mode: ApprovalMode | str,
+    rules: Iterable[Rule] = (),
+    *,
+    sandbox_available: bool,
+    use_defaults: bool = True,
+) -> Decision:
+    """Decide whether a shell command runs, asks or is denied (PRODUCT.md "Safety model").
+
+    The line is split into simple commands (:func:`~core.policy.command_parser.parse_command`)
+    and each is judged; the line gets the strictest verdict (deny > ask > allow), so it is
+    allowed only when every command is. Per command, in order:
+
+    1. a matching deny rule denies (every mode);
+    2. a destructive command (:func:`~core.policy.destructive.destructive_reason`) asks in
+       every mode but *full*, and sets ``checkpoint_required``;
+    3. *read-only*: a command that writes a file (``>``, ``>>``, ``tee``) is denied;
+    4. a matching ask rule asks (every mode but *full*);
+    5. a line that could not be parsed asks (*full*: allowed, after checking deny rules on a
+       rough split of the line);
+    6. *full*: allowed;
+    7. a command only known at run time (``$CMD``, ``eval "$x"``) asks (in *full* only when
+       deny rules exist, since they cannot be checked); so does one run with ``sudo``/``doas``
+       unless an allow rule names the wrapper (``sudo apt-get *``);
+    8. *auto* with a sandbox: allowed, to run in the workspace-write sandbox;
+    9. otherwise (*ask*, *read-only*, *auto* without a sandbox) an allow rule, user or
+       built-in read-only (:data:`~core.policy.defaults.DEFAULT_RULES`), allows, unless the
+       command sets a variable that changes what runs (``PATH=…``, ``GIT_PAGER=…``), uses
+       ``git -c``, or redirects output to a file; else it asks.
+
+    Deny and ask rules also match the program's basename (``/bin/rm`` for ``rm``) and the
+    command with its wrappers; allow rules need the exact program word.
+
+    Args:
+        command: a command line, an argv list (run without a shell), or a parse result.
+        mode: the session's approval mode (an ``ApprovalMode`` or its string).
+        rules: user and session rules; patch rules are ignored here.
+        sandbox_available: whether the executor can sandbox commands (bubblewrap on Linux).
+            Without one, *auto* asks like *ask* for commands no rule allows.
+        use_defaults: also apply the built-in read-only allow list (default True).
+
+    Returns:
+        The :class:`Decision`; ``sandbox`` is ``"read-only"`` in *read-only* mode and
+        ``"workspace-write"`` in *auto* mode when a sandbox is available, else ``"none"``.
+
+    Raises:
+        UserError: ``mode`` names no approval mode.
+    """
+    mode = coerce_mode(mode)
+    parsed = command if isinstance(command, ParsedCommand) else parse_command(command)
+    chosen = _command_rules(rules, use_defaults)
+    sandbox = _sandbox(mode, sandbox_available)
+    if not parsed.source.strip():
+        empty = SegmentDecision("", "ask", "asked: the command is empty")
+        return Decision("ask", empty.reason, None, (empty,), False, sandbox)
+    judged = [_judge(s, mode, chosen, sandbox_available, parsed.error) for s in parsed.segments]
+    if parsed.error is not None and mode is not ApprovalMode.FULL:
+        judged.append(
+            SegmentDecision(
+                parsed.source, "ask", f"asked: could not parse the command ({parsed.error})"
+            )
+        )
+    if not judged:
+        nothing = SegmentDecision(parsed.source, "allow", "allowed: the command runs nothing")
+        return Decision("allow", nothing.reason, None, (nothing,), False, sandbox)
+    return _combine(judged, sandbox)
+
+
+def _relative(path: str, workspace: str | os.PathLike[str] | None) -> str:
+    if workspace is None or not os.path.isabs(path):
+        return path
+    root = os.path.abspath(workspace)
+    full = os.path.abspath(path)
+    if os.path.commonpath([root, full]) != root:
+        return path
+    return os.path.relpath(full, root)
+
+
+def decide_patch(
+    paths: Sequence[str],
+    mode: ApprovalMode | str,
+    rules: Iterable[Rule] = (),
+    *,
+    workspace: str | os.PathLike[str] | None = None,
+) -> Decision:
+    """Decide whether an apply_patch operation on ``paths`` lands, asks or is denied.
+
+    Per path: outside the workspace (absolute, ``..``, ``.git/``) → deny (rule
+    ``confinement``); a deny rule → deny; *read-only* → deny; an ask rule → ask (not in
+    *full*); *full* and *auto* → allow; *ask* → allow when a patch allow rule matches, else
+    ask. The patch gets the strictest verdict over its paths.
+
+    Args:
+        paths: the files the operation creates, updates or deletes, relative to the workspace
+            (absolute paths inside ``workspace`` are made relative first).
+        mode: the session's approval mode.
+        rules: user and session rules; command rules are ignored here.
+        workspace: the workspace root, used only to relativize absolute paths.
+
+    Returns:
+        The :class:`Decision`; ``checkpoint_required`` is True when it lands without review
+        (allowed), ``sandbox`` is ``"none"``.
+
+    Raises:
+        UserError: ``mode`` names no approval mode.
+    """
+    mode = coerce_mode(mode)
+    chosen = [r for r in rules if r.kind == "patch"]
+    if not paths:
+        none = SegmentDecision("", "ask", "asked: the patch names no files")
+        return Decision("ask", none.reason, None, (none,), False, "none")
+    judged: list[SegmentDecision] = []
+    for raw in paths:
+        path = normalize_patch_path(_relative(str(raw), workspace))
+        shown = _short(str(raw))
+        if path is None:
+            judged.append(
+                SegmentDecision(
+                    str(raw),
+                    "deny",
+                    f"denied: `{shown}` is outside the workspace (rule: {CONFINEMENT_GUARD.id})",
+                    CONFINEMENT_GUARD,
+                )
+            )
+            continue
+        judged.append(_judge_path(path, mode, chosen))
+    return _combine(judged, "none", patch=True)
+
+
+def _judge_path(path: str, mode: ApprovalMode, rules: Sequence[Rule]) -> SegmentDecision:
+    def find(action: Action) -> Rule | None:
+        return next((r for r in rules if r.action == action and matches_path(r, path)), None)
+
+    shown = _short(path)
+    rule = find("deny")
+    if rule is not None:
+        return SegmentDecision(path, "deny", f"denied by rule {rule.label}: `{shown}`", rule)
+    if mode is ApprovalMode.READ_ONLY:
+        return SegmentDecision(path, "deny", f"denied: read-only mode does not edit `{shown}`")
+    if mode is not ApprovalMode.FULL:
+        rule = find("ask")
+        if rule is not None:
+            return SegmentDecision(path, "ask", f"asked by rule {rule.label}: `{shown}`", rule)
+    if mode is ApprovalMode.FULL:
+        return SegmentDecision(path, "allow", "allowed: full access mode")
+    if mode is ApprovalMode.AUTO:
+        return SegmentDecision(
+            path, "allow", "allowed: auto mode applies patches at once (checkpointed, reviewable)"
+        )
+    rule = find("allow")
+    if rule is not None:
+        return SegmentDecision(path, "allow", f"allowed by rule {rule.label}", rule)
+    return SegmentDecision(path, "ask", f"asked: no rule matches `{shown}`")

@@ -1,0 +1,56 @@
+"""Settings for a whole run (names follow ``agents.RunConfig``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from .model_settings import ModelSettings
+
+if TYPE_CHECKING:
+    from .models.interface import Model, ModelProvider
+
+__all__ = ["RunConfig", "ToolErrorFormatterArgs"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolErrorFormatterArgs:
+    """What ``RunConfig.tool_error_formatter`` receives (spec §1.13, §8).
+
+    Attributes:
+        kind: ``"approval_rejected"`` or ``"tool_not_found"``.
+        tool_type: ``"function"``, ``"shell"``, ``"apply_patch"``...
+        default_message: the text sent when the formatter returns ``None``.
+    """
+
+    kind: Literal["approval_rejected", "tool_not_found"]
+    tool_type: str
+    tool_name: str
+    call_id: str
+    default_message: str
+    run_context: Any = None
+
+
+@dataclass(slots=True)
+class RunConfig:
+    """Run-wide settings.
+
+    Attributes:
+        model: overrides every agent's model (a name or a :class:`Model`).
+        model_provider: resolves model names (default: OpenAI Responses on ``AsyncOpenAI``).
+        model_settings: overrides agent model settings field by field.
+        tool_not_found_behavior: ``"raise"`` (``ModelBehaviorError``, the default) or
+            ``"return_error_to_model"`` (spec §1.13).
+        tool_error_formatter: ``(ToolErrorFormatterArgs) -> str | None`` for rejection and
+            not-found texts.
+        workflow_name: a label for logs and journals.
+    """
+
+    model: str | Model | None = None
+    model_provider: ModelProvider | None = None
+    model_settings: ModelSettings | None = None
+    tool_not_found_behavior: Literal["raise", "return_error_to_model"] = "raise"
+    tool_error_formatter: Callable[[ToolErrorFormatterArgs], Any] | None = None
+    workflow_name: str = "Agent workflow"
+    trace_metadata: dict[str, Any] | None = None

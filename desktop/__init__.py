@@ -1,0 +1,1 @@
+"""Tandem's desktop application (PySide6 + qasync) and its command line."""

@@ -1,0 +1,1 @@
+"""Local implementations of the seams core defines (shell executor, patch editor, computer...)."""

@@ -1,0 +1,264 @@
+"""The local ``ShellTool`` executor: each command through ``bash -c`` in the workspace."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import os
+import shutil
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from core.tools.shell import (
+    ShellCallOutcome,
+    ShellCommandOutput,
+    ShellCommandRequest,
+    ShellResult,
+)
+
+from .environment import build_env
+from .events import (
+    ShellCommandFinished,
+    ShellCommandStarted,
+    ShellEvent,
+    ShellListener,
+    ShellOutputChunk,
+)
+from .output import DEFAULT_HEAD_BYTES, DEFAULT_TAIL_BYTES, fit_texts
+from .process import Stream, run_process
+from .sandbox import SandboxMode, SandboxPlan, plan_sandbox
+
+__all__ = ["DEFAULT_TIMEOUT_MS", "SubprocessShellExecutor"]
+
+_log = logging.getLogger("harnesses")
+
+#: Per-command limit when the model gives none, in milliseconds.
+DEFAULT_TIMEOUT_MS = 120_000
+#: Exit code reported for a command that could not be started or was refused.
+_NOT_RUN_EXIT_CODE = 127
+
+
+def _default_shell() -> str:
+    return shutil.which("bash") or "/bin/sh"
+
+
+class SubprocessShellExecutor:
+    """Runs the commands of a ``shell_call`` as local subprocesses (optionally under ``bwrap``).
+
+    Each command runs via ``<shell> -c`` in its own process group with cwd = ``workspace``,
+    stdin from ``/dev/null``, a non-interactive environment without secrets
+    (:func:`~harnesses.shell.environment.build_env`), and is killed on timeout. Commands of one
+    call run sequentially; after a timeout the remaining commands are not run.
+
+    Args:
+        workspace: the working directory of every command (made absolute).
+        sandbox: ``"off"``, ``"read-only"`` or ``"workspace-write"`` (see ``sandbox.py``).
+            When ``bwrap`` is missing or unusable the command runs unsandboxed and the result
+            says so (``provider_data["sandbox_unavailable"]`` and a stderr notice), unless
+            ``require_sandbox`` refuses to run it.
+        network: allow network access inside the sandbox (ignored when ``sandbox="off"``).
+        allow_env: variable names kept although they look like secrets.
+        env: extra variables (override the non-interactive defaults such as ``TERM``).
+        default_timeout_ms: per-command limit in milliseconds when the action has none;
+            ``None`` for no limit.
+        listener: receives :data:`~harnesses.shell.events.ShellEvent` notifications.
+        head_bytes / tail_bytes: bytes kept from the start / end of each stream per command.
+        kill_grace_ms: time between SIGTERM and SIGKILL on timeout, in milliseconds.
+        require_sandbox: refuse (exit code 127) rather than run unsandboxed.
+        shell: the shell binary (default ``bash`` on ``PATH``, else ``/bin/sh``).
+    """
+
+    def __init__(
+        self,
+        workspace: Path | str,
+        *,
+        sandbox: SandboxMode = "off",
+        network: bool = False,
+        allow_env: Collection[str] = frozenset(),
+        env: Mapping[str, str] | None = None,
+        default_timeout_ms: int | None = DEFAULT_TIMEOUT_MS,
+        listener: ShellListener | None = None,
+        head_bytes: int = DEFAULT_HEAD_BYTES,
+        tail_bytes: int = DEFAULT_TAIL_BYTES,
+        kill_grace_ms: int = 500,
+        require_sandbox: bool = False,
+        shell: str | None = None,
+    ) -> None:
+        self.workspace = Path(workspace).resolve()
+        self.sandbox: SandboxMode = sandbox
+        self.network = network
+        self.allow_env = frozenset(allow_env)
+        self.env = dict(env or {})
+        self.default_timeout_ms = default_timeout_ms
+        self.listener = listener
+        self.head_bytes = head_bytes
+        self.tail_bytes = tail_bytes
+        self.kill_grace_ms = kill_grace_ms
+        self.require_sandbox = require_sandbox
+        self.shell = shell or _default_shell()
+
+    async def __call__(self, request: ShellCommandRequest) -> ShellResult:
+        """Run ``request.data.action`` and return one output entry per command run."""
+        action = request.data.action
+        return await self.run(
+            action.commands,
+            call_id=request.data.call_id,
+            timeout_ms=action.timeout_ms,
+            max_output_length=action.max_output_length,
+        )
+
+    async def run(
+        self,
+        commands: Sequence[str],
+        *,
+        call_id: str = "",
+        timeout_ms: int | None = None,
+        max_output_length: int | None = None,
+    ) -> ShellResult:
+        """Run ``commands`` in order.
+
+        Args:
+            commands: shell command lines.
+            call_id: used in listener events.
+            timeout_ms: per-command limit in milliseconds (``None``/0: ``default_timeout_ms``).
+            max_output_length: character budget shared by all stdout/stderr texts; each text
+                over its share keeps its head and tail around an omission marker.
+
+        Returns:
+            A :class:`ShellResult`; each entry's ``provider_data`` holds ``working_directory``,
+            ``sandboxed``, ``sandbox_mode``, ``network``, ``pid``, ``duration_ms``,
+            ``dropped_bytes`` and, when relevant, ``sandbox_unavailable``.
+        """
+        plan = await asyncio.to_thread(
+            plan_sandbox, self.sandbox, self.workspace, network=self.network
+        )
+        limit = timeout_ms or self.default_timeout_ms
+        outputs: list[ShellCommandOutput] = []
+        for index, command in enumerate(commands):
+            entry = await self._run_one(call_id, index, command, plan, limit)
+            outputs.append(entry)
+            if entry.outcome.type == "timeout":
+                break
+        if max_output_length is not None:
+            texts = [text for entry in outputs for text in (entry.stdout, entry.stderr)]
+            fitted = fit_texts(texts, max_output_length)
+            for i, entry in enumerate(outputs):
+                entry.stdout, entry.stderr = fitted[2 * i], fitted[2 * i + 1]
+        provider_data: dict[str, Any] = {
+            "working_directory": str(self.workspace),
+            "sandbox_mode": plan.mode,
+            "sandboxed": plan.sandboxed,
+        }
+        if plan.unavailable:
+            provider_data["sandbox_unavailable"] = plan.unavailable
+        return ShellResult(
+            output=outputs, max_output_length=max_output_length, provider_data=provider_data
+        )
+
+    async def _emit(self, event: ShellEvent) -> None:
+        if self.listener is None:
+            return
+        try:
+            result = self.listener(event)
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            _log.exception("shell listener failed on %s", event.type)
+
+    def _env(self, plan: SandboxPlan) -> dict[str, str]:
+        env = build_env(os.environ, allow_env=self.allow_env, extra=self.env)
+        if plan.sandboxed:
+            env["TMPDIR"] = "/tmp"  # the only writable temp dir inside the sandbox
+        return env
+
+    async def _run_one(
+        self, call_id: str, index: int, command: str, plan: SandboxPlan, timeout_ms: int | None
+    ) -> ShellCommandOutput:
+        notice = ""
+        if plan.unavailable:
+            verb = "refused to run" if self.require_sandbox else "ran unsandboxed"
+            notice = f"[sandbox unavailable: {plan.unavailable}; command {verb}]\n"
+        provider_data: dict[str, Any] = {
+            "working_directory": str(self.workspace),
+            "sandboxed": plan.sandboxed,
+            "sandbox_mode": plan.mode,
+            "network": self.network or plan.mode == "off",
+        }
+        if plan.unavailable:
+            provider_data["sandbox_unavailable"] = plan.unavailable
+        if plan.unavailable and self.require_sandbox:
+            return ShellCommandOutput(
+                stderr=notice,
+                outcome=ShellCallOutcome(type="exit", exit_code=_NOT_RUN_EXIT_CODE),
+                command=command,
+                provider_data=provider_data,
+            )
+
+        async def on_start(pid: int) -> None:
+            provider_data["pid"] = pid
+            await self._emit(
+                ShellCommandStarted(
+                    call_id=call_id,
+                    command_index=index,
+                    command=command,
+                    pid=pid,
+                    working_directory=str(self.workspace),
+                    sandboxed=plan.sandboxed,
+                    sandbox_mode=plan.mode,
+                    sandbox_unavailable=plan.unavailable,
+                )
+            )
+            if notice:
+                await self._emit(ShellOutputChunk(call_id, index, "stderr", notice))
+
+        async def on_chunk(stream: Stream, text: str) -> None:
+            await self._emit(ShellOutputChunk(call_id, index, stream, text))
+
+        try:
+            done = await run_process(
+                [*plan.prefix, self.shell, "-c", command],
+                cwd=self.workspace,
+                env=self._env(plan),
+                timeout_ms=timeout_ms,
+                on_start=on_start,
+                on_chunk=on_chunk if self.listener is not None else None,
+                head_bytes=self.head_bytes,
+                tail_bytes=self.tail_bytes,
+                kill_grace_ms=self.kill_grace_ms,
+            )
+        except OSError as exc:
+            return ShellCommandOutput(
+                stderr=f"{notice}failed to start command: {exc}",
+                outcome=ShellCallOutcome(type="exit", exit_code=_NOT_RUN_EXIT_CODE),
+                command=command,
+                provider_data=provider_data,
+            )
+        provider_data["duration_ms"] = done.duration_ms
+        provider_data["dropped_bytes"] = done.dropped_bytes
+        provider_data["stdout_dropped_bytes"] = done.stdout_dropped_bytes
+        provider_data["stderr_dropped_bytes"] = done.stderr_dropped_bytes
+        await self._emit(
+            ShellCommandFinished(
+                call_id=call_id,
+                command_index=index,
+                exit_code=done.exit_code,
+                timed_out=done.timed_out,
+                duration_ms=done.duration_ms,
+                sandboxed=plan.sandboxed,
+                dropped_bytes=done.dropped_bytes,
+            )
+        )
+        outcome = (
+            ShellCallOutcome(type="timeout")
+            if done.timed_out
+            else ShellCallOutcome(type="exit", exit_code=done.exit_code)
+        )
+        return ShellCommandOutput(
+            stdout=done.stdout,
+            stderr=notice + done.stderr,
+            outcome=outcome,
+            command=command,
+            provider_data=provider_data,
+        )

@@ -1,0 +1,222 @@
+"""Run one command in its own process group with bounded, streamed output and a hard timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from .output import DEFAULT_HEAD_BYTES, DEFAULT_TAIL_BYTES, BoundedCapture
+
+__all__ = ["ProcessResult", "kill_group", "run_process"]
+
+Stream = Literal["stdout", "stderr"]
+_READ_SIZE = 64 * 1024
+#: How long to wait for stdout/stderr EOF after the process group was killed, in seconds. Only a
+#: process that left the group (``setsid``) while holding the pipes can make this wait expire.
+_DRAIN_TIMEOUT_S = 2.0
+
+
+@dataclass(slots=True)
+class ProcessResult:
+    """How one process ended.
+
+    Attributes:
+        pid: process id (also its process-group id).
+        exit_code: exit status, ``128 + signal`` when killed by a signal, ``None`` on timeout.
+        timed_out: killed because the timeout expired.
+        stdout: kept standard output (decoded, with an omission marker if bytes were dropped).
+        stderr: likewise for standard error.
+        stdout_dropped_bytes / stderr_dropped_bytes: bytes of each stream not kept.
+        duration_ms: wall time from spawn to exit, in milliseconds.
+    """
+
+    pid: int
+    exit_code: int | None
+    timed_out: bool
+    stdout: str
+    stderr: str
+    stdout_dropped_bytes: int
+    stderr_dropped_bytes: int
+    duration_ms: int
+
+    @property
+    def dropped_bytes(self) -> int:
+        """Bytes of stdout + stderr not kept."""
+        return self.stdout_dropped_bytes + self.stderr_dropped_bytes
+
+
+def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
+    """Send ``sig`` to every process of group ``pgid``; a group already gone is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """Stream protocol that also resolves ``exited`` when the process itself exits.
+
+    ``Process.wait()`` only returns once stdout/stderr are closed too, which a background child
+    holding the pipes can delay forever; the leader's exit is what starts the group cleanup.
+    """
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+async def _spawn(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]
+) -> tuple[asyncio.subprocess.Process, asyncio.Future[None]]:
+    """Like ``asyncio.create_subprocess_exec`` (new session, stdin from /dev/null, piped
+    stdout/stderr), also returning a future that resolves when the process exits."""
+    loop = asyncio.get_running_loop()
+    protocols: list[_ExitAwareProtocol] = []
+
+    def factory() -> _ExitAwareProtocol:
+        protocols.append(_ExitAwareProtocol(limit=_READ_SIZE, loop=loop))
+        return protocols[0]
+
+    transport, _ = await loop.subprocess_exec(
+        factory,
+        *argv,
+        cwd=cwd,
+        env=dict(env),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    return asyncio.subprocess.Process(transport, protocols[0], loop), protocols[0].exited
+
+
+async def _terminate(
+    proc: asyncio.subprocess.Process, exited: asyncio.Future[None], grace_s: float
+) -> None:
+    """SIGTERM the group, then SIGKILL it if the leader outlives ``grace_s`` seconds."""
+    kill_group(proc.pid, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(asyncio.shield(exited), grace_s)
+    except TimeoutError:
+        kill_group(proc.pid, signal.SIGKILL)
+        await exited
+
+
+async def _pump(
+    reader: asyncio.StreamReader,
+    capture: BoundedCapture,
+    stream: Stream,
+    on_chunk: Callable[[Stream, str], Awaitable[None]] | None,
+) -> None:
+    decoder = codecs.getincrementaldecoder("utf-8")("replace") if on_chunk else None
+    while chunk := await reader.read(_READ_SIZE):
+        capture.feed(chunk)
+        if decoder is not None and on_chunk is not None:
+            text = decoder.decode(chunk)
+            if text:
+                await on_chunk(stream, text)
+    if decoder is not None and on_chunk is not None:
+        text = decoder.decode(b"", final=True)
+        if text:
+            await on_chunk(stream, text)
+
+
+def _close_pipes(proc: asyncio.subprocess.Process) -> None:
+    # asyncio has no public way to close a finished process's pipes; the transport does it.
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_ms: int | None,
+    on_start: Callable[[int], Awaitable[None]] | None = None,
+    on_chunk: Callable[[Stream, str], Awaitable[None]] | None = None,
+    head_bytes: int = DEFAULT_HEAD_BYTES,
+    tail_bytes: int = DEFAULT_TAIL_BYTES,
+    kill_grace_ms: int = 500,
+) -> ProcessResult:
+    """Spawn ``argv`` in a new session, stream and collect its output, and clean up its group.
+
+    Args:
+        argv: program and arguments (no shell is added here).
+        cwd: working directory; ``env``: the complete environment.
+        timeout_ms: kill the whole process group after this many milliseconds (SIGTERM, then
+            SIGKILL after ``kill_grace_ms``); ``None`` for no limit.
+        on_start: awaited with the pid right after spawning.
+        on_chunk: awaited with ``(stream, text)`` for each decoded chunk, in order per stream
+            (an incremental UTF-8 decoder keeps split multibyte characters whole).
+        head_bytes / tail_bytes: bytes kept from the start / end of each stream.
+
+    Returns:
+        The :class:`ProcessResult`. When the leader exits, every remaining member of its group
+        (e.g. a background child) is killed with SIGKILL.
+
+    Raises:
+        OSError: the program could not be started. On cancellation the group is killed and
+            ``CancelledError`` propagates.
+    """
+    started = time.monotonic()
+    proc, exited = await _spawn(argv, cwd=cwd, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = BoundedCapture(head_bytes, tail_bytes), BoundedCapture(head_bytes, tail_bytes)
+    pumps = [
+        asyncio.create_task(_pump(proc.stdout, out, "stdout", on_chunk)),
+        asyncio.create_task(_pump(proc.stderr, err, "stderr", on_chunk)),
+    ]
+    timed_out = False
+    try:
+        if on_start is not None:
+            await on_start(proc.pid)
+        timeout_s = timeout_ms / 1000 if timeout_ms else None
+        try:
+            await asyncio.wait_for(asyncio.shield(exited), timeout_s)
+        except TimeoutError:
+            timed_out = True
+            await _terminate(proc, exited, kill_grace_ms / 1000)
+        duration_ms = int((time.monotonic() - started) * 1000)
+        kill_group(proc.pid)  # background children that outlived the command
+        _, pending = await asyncio.wait(pumps, timeout=_DRAIN_TIMEOUT_S)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pumps, return_exceptions=True)
+        if pending:
+            _close_pipes(proc)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), _DRAIN_TIMEOUT_S)
+    except BaseException:
+        kill_group(proc.pid)
+        for task in pumps:
+            task.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(asyncio.shield(exited), _DRAIN_TIMEOUT_S)
+        _close_pipes(proc)
+        raise
+    code = proc.returncode
+    exit_code = None if timed_out else (128 - code if code is not None and code < 0 else code)
+    stdout, stderr = out.text(), err.text()  # text() finishes the tail trim: count drops after
+    return ProcessResult(
+        pid=proc.pid,
+        exit_code=exit_code,
+        timed_out=timed_out,
+        stdout=stdout,
+        stderr=stderr,
+        stdout_dropped_bytes=out.dropped_bytes,
+        stderr_dropped_bytes=err.dropped_bytes,
+        duration_ms=duration_ms,
+    )

@@ -1,0 +1,1 @@
+"""Tests of harnesses (real git, real files, real subprocesses)."""
