@@ -35,6 +35,7 @@ from .items import (
     ToolCallItem,
     ToolCallOutputItem,
 )
+from .lifecycle import AgentHooks, RunHooks
 from .model_settings import ModelSettings
 from .models.interface import Model, ModelProvider, ModelRequest
 from .models.openai_responses import OpenAIProvider, OpenAIResponsesModel
@@ -43,6 +44,7 @@ from .result import RunResult, RunResultStreaming
 from .run_config import RunConfig, ToolErrorFormatterArgs
 from .run_state import RunState
 from .runner import Runner
+from .tools.apply_patch import ApplyPatchTool
 from .tools.editor import ApplyPatchEditor, ApplyPatchOperation, ApplyPatchResult
 from .tools.function import FunctionTool, default_tool_error_function, function_tool
 from .tools.outputs import (
@@ -53,20 +55,50 @@ from .tools.outputs import (
     ToolOutputText,
     ToolOutputTextDict,
 )
+from .tools.shell import (
+    LocalShellCommandRequest,
+    LocalShellTool,
+    ShellActionRequest,
+    ShellCallData,
+    ShellCallOutcome,
+    ShellCommandOutput,
+    ShellCommandRequest,
+    ShellResult,
+    ShellTool,
+    ShellToolContainerAutoEnvironment,
+    ShellToolContainerNetworkPolicy,
+    ShellToolContainerNetworkPolicyAllowlist,
+    ShellToolContainerNetworkPolicyDisabled,
+    ShellToolContainerNetworkPolicyDomainSecret,
+    ShellToolContainerReferenceEnvironment,
+    ShellToolContainerSkill,
+    ShellToolEnvironment,
+    ShellToolHostedEnvironment,
+    ShellToolInlineSkill,
+    ShellToolInlineSkillSource,
+    ShellToolLocalEnvironment,
+    ShellToolLocalSkill,
+    ShellToolSkillReference,
+)
+from .tools.v4a import apply_diff
 from .usage import Usage
 
 __all__ = [
     "Agent",
     "AgentBase",
+    "AgentHooks",
     "AgentUpdatedStreamEvent",
     "AgentsException",
     "ApplyPatchEditor",
     "ApplyPatchOperation",
     "ApplyPatchResult",
+    "ApplyPatchTool",
     "FunctionTool",
     "HandoffCallItem",
     "HandoffOutputItem",
     "ItemHelpers",
+    "LocalShellCommandRequest",
+    "LocalShellTool",
     "MaxTurnsExceeded",
     "MessageOutputItem",
     "Model",
@@ -83,6 +115,7 @@ __all__ = [
     "RunCancelledError",
     "RunConfig",
     "RunContextWrapper",
+    "RunHooks",
     "RunItem",
     "RunItemStreamEvent",
     "RunResult",
@@ -90,6 +123,27 @@ __all__ = [
     "RunState",
     "Runner",
     "ScriptedModel",
+    "ShellActionRequest",
+    "ShellCallData",
+    "ShellCallOutcome",
+    "ShellCommandOutput",
+    "ShellCommandRequest",
+    "ShellResult",
+    "ShellTool",
+    "ShellToolContainerAutoEnvironment",
+    "ShellToolContainerNetworkPolicy",
+    "ShellToolContainerNetworkPolicyAllowlist",
+    "ShellToolContainerNetworkPolicyDisabled",
+    "ShellToolContainerNetworkPolicyDomainSecret",
+    "ShellToolContainerReferenceEnvironment",
+    "ShellToolContainerSkill",
+    "ShellToolEnvironment",
+    "ShellToolHostedEnvironment",
+    "ShellToolInlineSkill",
+    "ShellToolInlineSkillSource",
+    "ShellToolLocalEnvironment",
+    "ShellToolLocalSkill",
+    "ShellToolSkillReference",
     "StopAtTools",
     "StreamEvent",
     "ToolApprovalItem",
@@ -107,6 +161,7 @@ __all__ = [
     "ToolsToFinalOutputResult",
     "Usage",
     "UserError",
+    "apply_diff",
     "default_tool_error_function",
     "function_tool",
 ]

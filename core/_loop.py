@@ -30,6 +30,7 @@ from .items import (
     ToolCallItem,
     ToolCallOutputItem,
 )
+from .lifecycle import call_hook
 from .models.history import InputHistory
 from .models.interface import Model, ModelRequest
 from .models.openai_responses import OpenAIProvider, item_to_dict
@@ -102,7 +103,9 @@ class RunLoop:
         auto_previous_response_id: bool,
         conversation_id: str | None,
         emit: Callable[[StreamEvent], None] | None,
+        hooks: Any = None,
     ) -> None:
+        self.hooks = hooks
         self.run_config = run_config or RunConfig()
         self.emit = emit
         self.resume_pending = False
@@ -257,6 +260,22 @@ class RunLoop:
         request = await self._build_request()
         model = self._model()
         self.sent_upto = len(self.history)
+        if self.current_turn == 1 and not self.generated:
+            await call_hook(self.hooks, self.agent, "on_agent_start", self.ctx, self.agent)
+        await call_hook(
+            self.hooks,
+            self.agent,
+            "on_llm_start",
+            self.ctx,
+            self.agent,
+            request.instructions,
+            request.input.items,
+        )
+        response = await self._fetch(model, request, streamed)
+        await call_hook(self.hooks, self.agent, "on_llm_end", self.ctx, self.agent, response)
+        return response
+
+    async def _fetch(self, model: Model, request: ModelRequest, streamed: bool) -> ModelResponse:
         if not streamed:
             return await model.get_response(request)
         completed: Any = None
@@ -294,7 +313,7 @@ class RunLoop:
             for i in self.generated
             if isinstance(i, ToolCallOutputItem)
         }
-        outcome = await run_tools(agent, processed, self.ctx, self.run_config, done)
+        outcome = await run_tools(agent, processed, self.ctx, self.run_config, done, self.hooks)
         self._record(list(outcome.outputs))
         if outcome.outputs:
             self.tool_use_tracker[agent.name] = True
@@ -303,6 +322,7 @@ class RunLoop:
             return self._result(None, outcome.approvals)
         final = await self._tool_use_final(processed, outcome)
         if final is not None:
+            await call_hook(self.hooks, agent, "on_agent_end", self.ctx, agent, final.final_output)
             return self._result(final.final_output)
         if processed.has_tools_to_run or resumed:
             return None
@@ -310,7 +330,9 @@ class RunLoop:
         if not messages and processed.hosted_activity:
             return None
         text = ItemHelpers.text_message_output(messages[-1]) if messages else ""
-        return self._result(_parse_final_output(agent.output_type, text))
+        final_output = _parse_final_output(agent.output_type, text)
+        await call_hook(self.hooks, agent, "on_agent_end", self.ctx, agent, final_output)
+        return self._result(final_output)
 
     async def _tool_use_final(
         self, processed: ProcessedResponse, outcome: StepOutcome

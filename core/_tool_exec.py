@@ -20,6 +20,7 @@ from .items import (
     ToolCallItem,
     ToolCallOutputItem,
 )
+from .lifecycle import call_hook
 from .run_config import RunConfig, ToolErrorFormatterArgs
 from .tools.function import FunctionTool, evaluate_needs_approval, invoke_function_tool
 from .tools.local import LocalCallHandler
@@ -234,6 +235,7 @@ async def run_tools(
     ctx: RunContextWrapper[Any],
     run_config: RunConfig,
     done_call_ids: set[str],
+    hooks: Any = None,
 ) -> StepOutcome:
     """Decide approvals and run every call of the step not already in ``done_call_ids``.
 
@@ -276,7 +278,9 @@ async def run_tools(
     async def run_functions() -> None:
         if not to_run:
             return
-        tasks = [asyncio.create_task(_invoke(agent, run, ctx, run_config)) for _, run in to_run]
+        tasks = [
+            asyncio.create_task(_invoke(agent, run, ctx, run_config, hooks)) for _, run in to_run
+        ]
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
         except asyncio.CancelledError:
@@ -302,7 +306,7 @@ async def run_tools(
             call_id = str(run.call.get("call_id") or run.call.get("id"))
             if call_id in done_call_ids:
                 continue
-            item = await _run_local(agent, run, ctx, run_config, outcome)
+            item = await _run_local(agent, run, ctx, run_config, outcome, hooks)
             if item is not None:
                 local_outputs.append((_LOCAL_ORDER[str(run.call["type"])], index, item))
 
@@ -331,7 +335,11 @@ def _output(agent: Agent[Any], call: dict[str, Any], value: Any) -> ToolCallOutp
 
 
 async def _invoke(
-    agent: Agent[Any], run: FunctionRun, ctx: RunContextWrapper[Any], run_config: RunConfig
+    agent: Agent[Any],
+    run: FunctionRun,
+    ctx: RunContextWrapper[Any],
+    run_config: RunConfig,
+    hooks: Any = None,
 ) -> Any:
     tool_ctx = ToolContext.from_run_context(
         ctx,
@@ -343,8 +351,11 @@ async def _invoke(
         agent=agent,
         run_config=run_config,
     )
+    await call_hook(hooks, agent, "on_tool_start", tool_ctx, agent, run.tool)
     try:
-        return await invoke_function_tool(run.tool, tool_ctx, str(run.call.get("arguments") or ""))
+        value = await invoke_function_tool(run.tool, tool_ctx, str(run.call.get("arguments") or ""))
+        await call_hook(hooks, agent, "on_tool_end", tool_ctx, agent, run.tool, value)
+        return value
     except AgentsException:
         raise
     except asyncio.CancelledError:
@@ -359,6 +370,7 @@ async def _run_local(
     ctx: RunContextWrapper[Any],
     run_config: RunConfig,
     outcome: StepOutcome,
+    hooks: Any = None,
 ) -> ToolCallOutputItem | None:
     handler = run.handler
     call_id = str(run.call.get("call_id") or run.call.get("id"))
@@ -386,5 +398,7 @@ async def _run_local(
         )
         result = handler.rejection(run.call, text)
     else:
+        await call_hook(hooks, agent, "on_tool_start", ctx, agent, handler)
         result = await handler.execute(ctx, run.call, agent)
+        await call_hook(hooks, agent, "on_tool_end", ctx, agent, handler, result.output)
     return ToolCallOutputItem(agent=agent, raw_item=result.input_item, output=result.output)

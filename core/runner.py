@@ -63,6 +63,7 @@ class Runner:
             auto_previous_response_id=auto_previous_response_id,
             conversation_id=conversation_id,
             emit=None,
+            hooks=hooks,
         )
         return await loop.run(streamed=False)
 
@@ -118,6 +119,7 @@ class Runner:
             auto_previous_response_id=auto_previous_response_id,
             conversation_id=conversation_id,
             emit=None,
+            hooks=hooks,
         )
         result = RunResultStreaming(
             input=loop.original_input, agent=loop.agent, context_wrapper=loop.ctx
