@@ -208,9 +208,39 @@ class RunLoop:
     async def run(self, *, streamed: bool) -> RunResult:
         """Run turns until a final output or an interruption.
 
+        Tools that define ``async on_run_start(ctx)`` / ``async on_run_end(ctx)`` (e.g. a
+        ``ComputerTool`` resolving its factory once per run) are called around the run, the
+        end hook also when the run fails or is cancelled.
+
         Raises:
             MaxTurnsExceeded, ModelBehaviorError, ModelProviderError, UserError, ToolTimeoutError.
         """
+        started = await self._run_start_hooks()
+        try:
+            return await self._run(streamed)
+        finally:
+            for tool in reversed(started):
+                try:
+                    await tool.on_run_end(self.ctx)
+                except Exception:  # a failing dispose must not hide the run's outcome
+                    logger.exception("on_run_end of %s failed", type(tool).__name__)
+
+    async def _run_start_hooks(self) -> list[Any]:
+        started: list[Any] = []
+        for tool in self.agent.tools:
+            hook = getattr(tool, "on_run_start", None)
+            if hook is None:
+                continue
+            try:
+                await hook(self.ctx)
+            except BaseException:
+                for done in reversed(started):
+                    await done.on_run_end(self.ctx)
+                raise
+            started.append(tool)
+        return started
+
+    async def _run(self, streamed: bool) -> RunResult:
         self._send(AgentUpdatedStreamEvent(new_agent=self.agent))
         if self.resume_pending and self.last_output is not None:
             result = await self._resolve(self.last_output, resumed=True)
@@ -237,10 +267,10 @@ class RunLoop:
         settings = agent.model_settings.resolve(self.run_config.model_settings)
         if agent.reset_tool_choice and self.tool_use_tracker.get(agent.name):
             settings.tool_choice = None
-        settings.tool_choice = convert_tool_choice(settings.tool_choice)
         model_name = self.run_config.model if isinstance(self.run_config.model, str) else None
         if model_name is None and isinstance(agent.model, str):
             model_name = agent.model
+        settings.tool_choice = _normalize_tool_choice(settings.tool_choice, tools, model_name)
         if self.server_managed and (self.previous_response_id or self.conversation_id):
             history = InputHistory(self.history.tail(self.sent_upto))
         else:
@@ -367,6 +397,19 @@ class _FunctionToolResult:
     def __init__(self, tool: Any, output: Any) -> None:
         self.tool = tool
         self.output = output
+
+
+def _normalize_tool_choice(choice: Any, tools: list[Any], model: str | None) -> Any:
+    """Let a tool claim a ``tool_choice`` alias first (e.g. ``ComputerTool`` maps ``"computer"``
+    to the selector of the effective model, spec §6.6), then convert it (spec §0)."""
+    if isinstance(choice, str):
+        for tool in tools:
+            claim = getattr(tool, "normalize_tool_choice", None)
+            if claim is not None:
+                claimed = claim(choice, model)
+                if claimed is not None:
+                    return claimed
+    return convert_tool_choice(choice)
 
 
 def _tools_payload(tools: list[Any], model: str | None) -> list[dict[str, Any]]:
