@@ -1,0 +1,309 @@
+"""``GitAwareEditor``: the workspace's ``ApplyPatchEditor`` with review, stale guard and checkpoints."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from core.tools.editor import ApplyPatchOperation, ApplyPatchResult
+
+from ._fsio import atomic_write, fingerprint, read_bytes
+from .confinement import ConfinementError, relative_display, resolve_in_workspace
+from .decisions import Plan, decide, describe
+from .hunks import HunkRelocationError, compute_hunks, relocate
+from .review import Proposal, ReviewQueue
+
+if TYPE_CHECKING:
+    from ..checkpoints import CheckpointStore
+
+__all__ = ["EditorMode", "GitAwareEditor"]
+
+_log = logging.getLogger("harnesses")
+
+EditorMode = Literal["review", "immediate"]
+"""``review``: proposals wait in the :class:`ReviewQueue` (approval mode *ask*);
+``immediate``: operations land at once (modes *auto* / *full access*)."""
+
+_STALE_NOTE = "file changed on disk since the proposal; re-applied against the new content"
+
+
+def _apply_diff(text: str, diff: str, mode: Literal["default", "create"]) -> str:
+    from core.tools.v4a import apply_diff  # V4A engine (spec §5.4)
+
+    return apply_diff(text, diff, mode=mode)
+
+
+class _Refused(Exception):
+    """Internal: an operation that must not be applied; the message is model-visible."""
+
+
+class GitAwareEditor:
+    """Applies V4A operations inside ``workspace`` (implements ``ApplyPatchEditor``, spec §5.1).
+
+    Every path is confined to the workspace (no absolute paths, ``..``, escaping symlinks or
+    ``.git/``). In ``review`` mode each operation becomes a :class:`Proposal` in ``queue``
+    and only the hunks the user accepts land; in ``immediate`` mode the operation lands at
+    once. In both modes the write is refused or re-applied if the file changed on disk since
+    the proposal (stale-write guard), and, with ``checkpoints``, the working tree is
+    checkpointed before the first write that changes it.
+
+    Failures never raise: they come back as ``ApplyPatchResult(status="failed")`` with a
+    message for the model, and the file is left untouched.
+    """
+
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        mode: EditorMode = "review",
+        queue: ReviewQueue | None = None,
+        checkpoints: CheckpointStore | None = None,
+    ) -> None:
+        """Args:
+        workspace: root directory every path is confined to.
+        mode: ``"review"`` or ``"immediate"``.
+        queue: where proposals wait in review mode (a fresh one if ``None``).
+        checkpoints: store used to snapshot the tree before writing, or ``None``.
+
+        Raises:
+            ValueError: unknown ``mode`` or ``workspace`` is not a directory.
+        """
+        if mode not in ("review", "immediate"):
+            raise ValueError(f"mode must be 'review' or 'immediate', not {mode!r}")
+        workspace = Path(workspace)
+        if not workspace.is_dir():
+            raise ValueError(f"workspace {str(workspace)!r} is not a directory")
+        self.workspace = Path(os.path.realpath(workspace))
+        self._mode: EditorMode = mode
+        self.queue = queue if queue is not None else ReviewQueue()
+        self.checkpoints = checkpoints
+        self._write_lock = threading.Lock()
+
+    @property
+    def mode(self) -> EditorMode:
+        """The current mode; may be switched between operations (approval mode change)."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: EditorMode) -> None:
+        if value not in ("review", "immediate"):
+            raise ValueError(f"mode must be 'review' or 'immediate', not {value!r}")
+        self._mode = value
+
+    async def create_file(self, operation: ApplyPatchOperation) -> ApplyPatchResult:
+        """Create ``operation.path`` from a create-mode V4A diff."""
+        return await self._handle(operation)
+
+    async def update_file(self, operation: ApplyPatchOperation) -> ApplyPatchResult:
+        """Apply a V4A diff to ``operation.path`` (and rename it to ``move_to`` if given)."""
+        return await self._handle(operation)
+
+    async def delete_file(self, operation: ApplyPatchOperation) -> ApplyPatchResult:
+        """Delete ``operation.path``."""
+        return await self._handle(operation)
+
+    async def propose(self, operation: ApplyPatchOperation) -> Proposal:
+        """Compute the proposal for ``operation`` without writing anything.
+
+        Raises:
+            ValueError: the operation is refused (confinement, bad diff, missing file...);
+                the message is the model-visible reason.
+        """
+        try:
+            return await asyncio.to_thread(self._propose, operation)
+        except _Refused as exc:
+            raise ValueError(str(exc)) from None
+
+    async def _handle(self, operation: ApplyPatchOperation) -> ApplyPatchResult:
+        try:
+            proposal = await asyncio.to_thread(self._propose, operation)
+        except _Refused as exc:
+            return ApplyPatchResult(status="failed", output=str(exc))
+        if self._mode == "immediate":
+            plan = Plan(desired=proposal.new_text, may_rediff=True)
+            return await self._land(proposal, plan, summary=None)
+        future = self.queue.submit(proposal)
+        try:
+            outcome = await future
+        except asyncio.CancelledError:
+            self.queue.withdraw(proposal.id)
+            raise
+        decided = decide(proposal, outcome)
+        if isinstance(decided, ApplyPatchResult):
+            return decided
+        plan, summary = decided
+        return await self._land(proposal, plan, summary=summary)
+
+    # -- proposal -------------------------------------------------------------------------
+
+    def _resolve(self, path: str, *, follow_leaf: bool) -> Path:
+        try:
+            return resolve_in_workspace(self.workspace, path, follow_leaf=follow_leaf)
+        except ConfinementError as exc:
+            raise _Refused(f"{exc} Nothing was written.") from None
+
+    def _propose(self, op: ApplyPatchOperation) -> Proposal:
+        kind = op.type
+        if kind not in ("create_file", "update_file", "delete_file"):
+            raise _Refused(f"Unknown apply_patch operation: {kind}")
+        target = self._resolve(op.path, follow_leaf=kind != "delete_file")
+        display = relative_display(self.workspace, target)
+        move_to: str | None = None
+        if op.move_to is not None and kind == "update_file":
+            dest = self._resolve(op.move_to, follow_leaf=True)
+            if dest != target:
+                move_to = relative_display(self.workspace, dest)
+                if os.path.lexists(dest):
+                    raise _Refused(
+                        f"Cannot move {display} to {move_to}: the destination already exists. "
+                        "Nothing was written."
+                    )
+        if target.is_dir():
+            raise _Refused(f"{display} is a directory. Nothing was written.")
+        try:
+            data = _read_target(target, link_itself=kind == "delete_file")
+        except OSError as exc:
+            raise _Refused(f"Could not read {display}: {exc.strerror or exc}.") from None
+        old_text: str | None = None
+        if data is not None:
+            try:
+                old_text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                if kind != "delete_file":
+                    raise _Refused(
+                        f"{display} is not a UTF-8 text file; it cannot be patched."
+                    ) from None
+                old_text = data.decode("utf-8", "replace")
+        if kind != "create_file" and data is None:
+            raise _Refused(f"{display} does not exist. Nothing was written.")
+        new_text: str | None = None
+        if kind != "delete_file":
+            if op.diff is None:
+                raise _Refused(f"{kind} for {display} needs a diff. Nothing was written.")
+            try:
+                if kind == "create_file":
+                    new_text = _apply_diff("", op.diff, "create")
+                else:
+                    new_text = _apply_diff(old_text or "", op.diff, "default")
+            except ValueError as exc:
+                raise _Refused(
+                    f"Could not apply the diff to {display}: {exc}\nThe file was not changed."
+                ) from None
+        hunks = compute_hunks(old_text or "", new_text or "")
+        return Proposal(
+            id=uuid.uuid4().hex,
+            operation=op,
+            path=display,
+            move_to=move_to,
+            old_text=old_text,
+            new_text=new_text,
+            hunks=tuple(hunks),
+            created_at=time.time(),
+            base_fingerprint=fingerprint(data),
+        )
+
+    # -- landing --------------------------------------------------------------------------
+
+    async def _land(
+        self, proposal: Proposal, plan: Plan, *, summary: str | None
+    ) -> ApplyPatchResult:
+        if self.checkpoints is not None:
+            try:
+                await self.checkpoints.ensure(f"before apply_patch {proposal.path}")
+            except Exception:  # a failed snapshot must not block the edit; it is logged
+                _log.warning("checkpoint before apply_patch failed", exc_info=True)
+        try:
+            note = await asyncio.to_thread(self._write, proposal, plan)
+        except _Refused as exc:
+            return ApplyPatchResult(status="failed", output=str(exc))
+        except OSError as exc:
+            return ApplyPatchResult(
+                status="failed",
+                output=f"Could not write {proposal.path}: {exc.strerror or exc}.",
+            )
+        output = summary if summary is not None else describe(proposal, plan)
+        if note:
+            output = f"{output}\nNote: {note}."
+        return ApplyPatchResult(status="completed", output=output)
+
+    def _write(self, proposal: Proposal, plan: Plan) -> str | None:
+        with self._write_lock:
+            return self._write_locked(proposal, plan)
+
+    def _write_locked(self, proposal: Proposal, plan: Plan) -> str | None:
+        kind = proposal.kind
+        target = self._resolve(proposal.path, follow_leaf=kind != "delete_file")
+        dest = self._resolve(proposal.move_to, follow_leaf=True) if proposal.move_to else target
+        current = _read_target(target, link_itself=kind == "delete_file")
+        desired = plan.desired
+        note: str | None = None
+        if fingerprint(current) != proposal.base_fingerprint:
+            desired = self._reapply(proposal, plan, current)
+            note = _STALE_NOTE
+        if dest != target and os.path.lexists(dest):
+            raise _Refused(
+                f"Cannot move {proposal.path} to {proposal.move_to}: the destination now exists. "
+                "Nothing was written."
+            )
+        if desired is None:
+            os.unlink(target)
+            return note
+        mode = None
+        if current is not None:
+            mode = target.stat().st_mode & 0o7777
+        atomic_write(dest, desired.encode("utf-8"), mode=mode)
+        if dest != target and current is not None:
+            os.unlink(target)
+        return note
+
+    def _reapply(self, proposal: Proposal, plan: Plan, current: bytes | None) -> str | None:
+        path = proposal.path
+        if proposal.base_fingerprint is None:
+            raise _Refused(
+                f"{path} was created on disk since the proposal; it was not overwritten. "
+                "Read the file and propose an update instead."
+            )
+        if current is None:
+            raise _Refused(f"{path} was deleted on disk since the proposal; nothing was written.")
+        if plan.desired is None:
+            raise _Refused(
+                f"{path} changed on disk since its deletion was proposed; it was not deleted."
+            )
+        try:
+            current_text = current.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _Refused(
+                f"{path} changed on disk since the proposal and is no longer UTF-8 text; "
+                "nothing was written."
+            ) from None
+        old = proposal.old_text or ""
+        reasons: list[str] = []
+        try:
+            return relocate(current_text, compute_hunks(old, plan.desired))
+        except HunkRelocationError as exc:
+            reasons.append(str(exc))
+        diff = proposal.operation.diff
+        if plan.may_rediff and diff is not None and proposal.kind == "update_file":
+            try:
+                return _apply_diff(current_text, diff, "default")
+            except ValueError as exc:
+                reasons.append(f"the diff no longer applies: {exc}")
+        raise _Refused(
+            f"{path} changed on disk since the proposal and the change could not be re-applied "
+            f"to the new content ({'; '.join(reasons)}). Nothing was written; read the file "
+            "again and make a new patch."
+        )
+
+
+def _read_target(target: Path, *, link_itself: bool) -> bytes | None:
+    """The bytes a proposal is based on: the file's content, or a symlink's own target
+    text when the link itself is the object (delete)."""
+    if link_itself and target.is_symlink():
+        return os.readlink(target).encode("utf-8", "surrogateescape")
+    return read_bytes(target)

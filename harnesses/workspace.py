@@ -1,0 +1,206 @@
+"""``Workspace``: one repository folder with its shell, editor, checkpoints and approval policy.
+
+It is the seam the desktop controller and ``tandem run`` share. It builds the agent's local
+tools (``ShellTool`` on the subprocess executor, ``ApplyPatchTool`` on the Git-aware editor),
+judges every command with the policy engine (PRODUCT.md "Safety model"), runs it in the
+sandbox the decision names, routes patches through the review queue in *ask* mode, and
+checkpoints the working tree before each model turn that can write (``RunHooks.on_llm_end``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core import ApplyPatchTool, RunContextWrapper, RunHooks, ShellTool
+from core.items import ModelResponse, ToolApprovalItem
+from core.policy import ApprovalMode, Decision, Rule, coerce_mode, decide_command, decide_patch
+from core.policy.modes import strictest
+from core.tools.local import ApprovalDecision
+from core.tools.shell import ShellActionRequest, ShellCommandRequest, ShellResult
+
+from .checkpoints import Checkpoint, CheckpointStore
+from .editor import GitAwareEditor, ReviewQueue
+from .shell import ShellListener, SubprocessShellExecutor, sandbox_available
+
+__all__ = ["PendingDecision", "Workspace", "WorkspaceHooks"]
+
+logger = logging.getLogger("harnesses")
+
+_WRITING_CALLS = frozenset({"shell_call", "apply_patch_call", "local_shell_call"})
+_SANDBOX = {"read-only": "read-only", "workspace-write": "workspace-write", "none": "off"}
+
+
+@dataclass(slots=True)
+class PendingDecision:
+    """The policy's verdict on one call, kept for the approval prompt ("asked because ...")."""
+
+    call_id: str
+    kind: str
+    decision: Decision
+    commands: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+
+
+class WorkspaceHooks(RunHooks[Any]):
+    """Checkpoints the working tree before a response's shell or apply_patch calls run."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self._workspace = workspace
+        self._turn = 0
+
+    async def on_llm_end(
+        self, context: RunContextWrapper[Any], agent: Any, response: ModelResponse
+    ) -> None:
+        self._turn += 1
+        if any(item.get("type") in _WRITING_CALLS for item in response.output):
+            await self._workspace.checkpoint(f"before turn {self._turn}", turn=self._turn)
+
+
+class Workspace:
+    """A repository folder the agent works in.
+
+    Args:
+        root: the folder (a Git repository or not).
+        mode: approval mode, ``read-only`` | ``ask`` | ``auto`` | ``full``.
+        rules: user rules (allow/ask/deny) in addition to the built-in read-only defaults.
+        sandbox_enabled: use bubblewrap when it is available (the decision says which mode).
+        listener: receives the shell executor's typed events (terminal view).
+        data_dir: where shadow checkpoint repositories live for non-Git folders.
+
+    Attributes:
+        executor, editor, review_queue, checkpoints: the parts, for the GUI to subscribe to.
+        decisions: the latest :class:`PendingDecision` per call id.
+        last_checkpoint: the checkpoint taken before the latest writing turn.
+    """
+
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        mode: ApprovalMode | str = "ask",
+        rules: Iterable[Rule] = (),
+        sandbox_enabled: bool = True,
+        listener: ShellListener | None = None,
+        data_dir: Path | None = None,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.rules: list[Rule] = list(rules)
+        self.sandbox_enabled = sandbox_enabled
+        self.executor = SubprocessShellExecutor(self.root, listener=listener)
+        self.review_queue = ReviewQueue()
+        self.checkpoints = CheckpointStore(self.root, data_dir=data_dir)
+        self.editor = GitAwareEditor(self.root, mode="review", queue=self.review_queue)
+        self.decisions: dict[str, PendingDecision] = {}
+        self.last_checkpoint: Checkpoint | None = None
+        self._mode = coerce_mode(mode)
+        self.set_mode(self._mode)
+
+    # -- configuration -----------------------------------------------------------------------
+    @property
+    def mode(self) -> ApprovalMode:
+        return self._mode
+
+    def set_mode(self, mode: ApprovalMode | str) -> None:
+        """Switch the approval mode; *ask* reviews patches, *auto*/*full* apply them at once."""
+        self._mode = coerce_mode(mode)
+        self.editor.mode = "review" if self._mode == ApprovalMode.ASK else "immediate"
+
+    @property
+    def sandbox_available(self) -> bool:
+        """Whether commands can be sandboxed here (enabled and ``bwrap`` works)."""
+        return self.sandbox_enabled and sandbox_available()
+
+    def tools(self) -> list[Any]:
+        """The agent's local tools bound to this workspace."""
+        shell = ShellTool(
+            executor=self._execute,
+            needs_approval=self._shell_needs_approval,
+            on_approval=self._on_approval,
+        )
+        patch = ApplyPatchTool(
+            editor=self.editor,
+            needs_approval=self._patch_needs_approval,
+            on_approval=self._on_approval,
+        )
+        return [shell, patch]
+
+    def hooks(self) -> WorkspaceHooks:
+        """Run hooks that checkpoint before each writing turn (pass as ``Runner.run(hooks=...)``)."""
+        return WorkspaceHooks(self)
+
+    async def checkpoint(self, label: str, *, turn: int | None = None) -> Checkpoint | None:
+        """Snapshot the working tree now; failures are logged and reported as ``None``."""
+        try:
+            self.last_checkpoint = await self.checkpoints.create(label, turn=turn)
+        except Exception:
+            logger.exception("checkpoint %r failed", label)
+            return None
+        return self.last_checkpoint
+
+    # -- shell -------------------------------------------------------------------------------
+    def decide_commands(self, commands: list[str]) -> Decision:
+        """The strictest policy decision over a call's commands."""
+        decisions = [
+            decide_command(c, self._mode, self.rules, sandbox_available=self.sandbox_available)
+            for c in commands
+        ]
+        worst = strictest([d.action for d in decisions])
+        for decision in decisions:
+            if decision.action == worst:
+                return decision
+        return decisions[0]
+
+    async def _shell_needs_approval(
+        self, ctx: RunContextWrapper[Any], action: ShellActionRequest, call_id: str
+    ) -> bool:
+        decision = self.decide_commands(list(action.commands))
+        self.decisions[call_id] = PendingDecision(
+            call_id, "command", decision, commands=list(action.commands)
+        )
+        return decision.action != "allow"
+
+    async def _execute(self, request: ShellCommandRequest) -> ShellResult:
+        call_id = request.data.call_id
+        pending = self.decisions.get(call_id)
+        decision = (
+            pending.decision
+            if pending
+            else self.decide_commands(list(request.data.action.commands))
+        )
+        sandbox = _SANDBOX[decision.sandbox] if self.sandbox_enabled else "off"
+        if self._mode == ApprovalMode.READ_ONLY and self.sandbox_enabled:
+            sandbox = "read-only"
+        if decision.checkpoint_required and self.last_checkpoint is None:
+            await self.checkpoint("before destructive command")
+        self.executor.sandbox = sandbox  # type: ignore[assignment]
+        return await self.executor(request)
+
+    # -- patches -----------------------------------------------------------------------------
+    async def _patch_needs_approval(
+        self, ctx: RunContextWrapper[Any], operation: Any, call_id: str
+    ) -> bool:
+        paths = [p for p in (operation.path, getattr(operation, "move_to", None)) if p]
+        decision = decide_patch(paths, self._mode, self.rules, workspace=self.root)
+        self.decisions[call_id] = PendingDecision(call_id, "patch", decision, paths=paths)
+        # In *ask* mode the review queue is the approval; only a refusal stops the call here.
+        return decision.action == "deny"
+
+    # -- approvals ---------------------------------------------------------------------------
+    async def _on_approval(
+        self, ctx: RunContextWrapper[Any], item: ToolApprovalItem
+    ) -> ApprovalDecision | None:
+        pending = self.decisions.get(item.call_id)
+        if pending is not None and pending.decision.action == "deny":
+            return ApprovalDecision(
+                approve=False, reason=f"Refused by policy: {pending.decision.reason}"
+            )
+        return None
+
+    def reason_for(self, call_id: str) -> str | None:
+        """Why the call needs a decision (for the approval prompt), if known."""
+        pending = self.decisions.get(call_id)
+        return pending.decision.reason if pending else None

@@ -1,0 +1,297 @@
+"""CheckpointStore against real git: snapshot, restore, undo, and the user's state untouched."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import git
+import pytest
+
+from harnesses.checkpoints import REF_PREFIX, CheckpointError, CheckpointStore
+
+
+@pytest.fixture(autouse=True)
+def _git_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Isolate git from the user's config; give the *test set-up* an identity via env."""
+    empty = tmp_path / "empty-gitconfig"
+    empty.write_text("[user]\n\tuseConfigOnly = true\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv(
+        "GIT_OPTIONAL_LOCKS", "0"
+    )  # `git status` in tests must not rewrite the index
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "author@example.invalid")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Author")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "author@example.invalid")
+
+
+def _drop_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checkpoint code must work without any git identity configured."""
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(key, raising=False)
+
+
+def _tree_bytes(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under ``root`` except ``.git``: relative path → (bytes, mode bits)."""
+    result: dict[str, tuple[bytes, int]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            result[rel] = (path.read_bytes(), stat.S_IMODE(path.lstat().st_mode))
+    return result
+
+
+def _populate(ws: Path) -> None:
+    (ws / "src" / "util").mkdir(parents=True)
+    (ws / "bin").mkdir()
+    (ws / "README.md").write_bytes(b"# Project\r\nline with CRLF\r\n")
+    (ws / "src" / "app.py").write_text("print('app')\n")
+    (ws / "src" / "util" / "helpers.py").write_text("def helper():\n    return 1\n")
+    (ws / "bin" / "run.sh").write_text("#!/bin/sh\necho run\n")
+    (ws / "bin" / "run.sh").chmod(0o755)
+    (ws / ".gitignore").write_text("*.log\nbuild/\n")
+
+
+def _add_untracked_and_ignored(ws: Path) -> None:
+    (ws / "src" / "new_module.py").write_text("NEW = True\n")
+    (ws / "notes.txt").write_bytes(b"untracked notes\x00\xff binary-ish\n")
+    (ws / "build").mkdir()
+    (ws / "build" / "out.bin").write_bytes(b"\x00\x01\x02")
+    (ws / "debug.log").write_text("log 1\n")
+
+
+def _make_repo(ws: Path) -> git.Repo:
+    repo = git.Repo.init(ws)
+    _populate(ws)
+    repo.git.add("-A")
+    repo.git.commit("-m", "initial")
+    # a stash entry
+    (ws / "README.md").write_bytes(b"# Project\r\nstashed edit\r\n")
+    repo.git.stash("push", "-m", "user stash")
+    # a staged change, then a further unstaged edit of the same file
+    (ws / "src" / "app.py").write_text("print('staged')\n")
+    repo.git.add("src/app.py")
+    (ws / "src" / "app.py").write_text("print('staged')\nprint('unstaged')\n")
+    _add_untracked_and_ignored(ws)
+    return repo
+
+
+def _user_state(repo: git.Repo) -> dict[str, object]:
+    ws = Path(repo.working_tree_dir or "")
+    return {
+        "index": (ws / ".git" / "index").read_bytes(),
+        "cached": repo.git.diff("--cached"),
+        "stash": repo.git.stash("list"),
+        "branches": repo.git.branch("-a", "-v", "--no-abbrev"),
+        "head": repo.git.rev_parse("HEAD"),
+        "symbolic": repo.git.symbolic_ref("HEAD"),
+        "refs_heads": repo.git.for_each_ref("refs/heads", "refs/tags", "refs/stash"),
+    }
+
+
+def _simulate_shell(ws: Path) -> None:
+    """What a careless shell command does: rm -rf src, overwrite README, new junk."""
+    shutil.rmtree(ws / "src")
+    (ws / "README.md").write_text("overwritten\n")
+    (ws / "junk.txt").write_text("created after the checkpoint\n")
+    (ws / "bin" / "run.sh").chmod(0o644)
+    (ws / "debug.log").write_text("log 2 (ignored, must survive restore)\n")
+
+
+async def test_restore_in_repo_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    repo = _make_repo(ws)
+    user_before = _user_state(repo)
+    status_before = repo.git.status("--porcelain")
+    _drop_identity(monkeypatch)
+
+    store = CheckpointStore(ws)
+    snapshot = _tree_bytes(ws)
+    cp = await store.create("before turn 1", turn=1)
+    assert cp.ref == REF_PREFIX + cp.id and cp.turn == 1 and cp.label == "before turn 1"
+    assert repo.git.rev_parse(cp.ref) == cp.commit
+    # the first checkpoint's parent is HEAD; files_touched = what differs from HEAD
+    assert repo.git.rev_parse(f"{cp.commit}^") == user_before["head"]
+    assert set(cp.files_touched) == {"src/app.py", "src/new_module.py", "notes.txt"}
+    tree_files = repo.git.ls_tree("-r", "--name-only", cp.commit).splitlines()
+    assert "build/out.bin" not in tree_files and "debug.log" not in tree_files
+    assert "notes.txt" in tree_files and "src/new_module.py" in tree_files
+    assert _user_state(repo) == user_before
+
+    _simulate_shell(ws)
+    after_shell = _tree_bytes(ws)
+
+    pre_id = await store.restore(cp.id)
+    restored = _tree_bytes(ws)
+    expected = dict(snapshot)
+    expected["debug.log"] = after_shell["debug.log"]  # ignored: left alone
+    assert restored == expected
+    assert "junk.txt" not in restored
+    assert stat.S_IMODE((ws / "bin" / "run.sh").stat().st_mode) == 0o755
+    assert _user_state(repo) == user_before
+    assert repo.git.status("--porcelain") == status_before
+
+    listed = await store.list()
+    assert [c.id for c in listed] == [cp.id, pre_id]
+    assert listed[1].kind == "pre-restore" and listed[1].restored_to == cp.id
+
+    changed = await store.files_changed(cp.id, pre_id)
+    assert changed == sorted(
+        [
+            "README.md",
+            "bin/run.sh",
+            "junk.txt",
+            "src/app.py",
+            "src/new_module.py",
+            "src/util/helpers.py",
+        ]
+    )
+    text = await store.diff(cp.id, pre_id)
+    assert "+overwritten" in text and "-print('staged')" in text
+    assert "diff --git a/junk.txt b/junk.txt" in text
+    assert await store.diff(cp.id) == ""  # working tree equals the checkpoint again
+
+    await store.undo_restore()
+    assert _tree_bytes(ws) == after_shell
+    assert not (ws / "src").exists()
+    assert _user_state(repo) == user_before
+
+    # survives a restart: a fresh store reads the refs
+    again = await CheckpointStore(ws).list()
+    assert [c.id for c in again][:2] == [cp.id, pre_id]
+    assert again[0].files_touched == cp.files_touched
+    assert _user_state(repo) == user_before
+
+
+async def test_restore_in_plain_folder_uses_shadow_repo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = tmp_path / "plain"
+    ws.mkdir()
+    _populate(ws)
+    _add_untracked_and_ignored(ws)
+    _drop_identity(monkeypatch)
+    data = tmp_path / "data"
+    store = CheckpointStore(ws, data_dir=data)
+    snapshot = _tree_bytes(ws)
+    cp = await store.create("first")
+    assert not (ws / ".git").exists()
+    assert any(p.suffix == ".git" for p in data.iterdir())
+
+    _simulate_shell(ws)
+    after_shell = _tree_bytes(ws)
+    assert set(await store.files_changed(cp)) >= {"README.md", "junk.txt", "src/app.py"}
+    assert "+overwritten" in await store.diff(cp)
+
+    pre_id = await store.restore(cp)
+    expected = dict(snapshot)
+    expected["debug.log"] = after_shell["debug.log"]
+    assert _tree_bytes(ws) == expected
+    assert not (ws / ".git").exists()
+
+    await store.undo_restore()
+    assert _tree_bytes(ws) == after_shell
+
+    fresh = CheckpointStore(ws, data_dir=data)
+    assert [c.id for c in await fresh.list()][:2] == [cp.id, pre_id]
+
+
+async def test_subdirectory_of_repo_gets_shadow_and_leaves_repo_alone(tmp_path: Path) -> None:
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    repo = _make_repo(outer)
+    user_before = _user_state(repo)
+    ws = outer / "src"
+    store = CheckpointStore(ws, data_dir=tmp_path / "data")
+    cp = await store.create("sub")
+    (ws / "app.py").write_text("changed\n")
+    await store.restore(cp.id)
+    assert (ws / "app.py").read_text() == "print('staged')\nprint('unstaged')\n"
+    assert repo.git.for_each_ref("refs/tandem") == ""
+    assert _user_state(repo) == user_before
+
+
+async def test_ensure_reuses_an_unchanged_snapshot(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data")
+    first = await store.ensure("one")
+    same = await store.ensure("two")
+    assert same.id == first.id
+    (ws / "a.txt").write_text("b\n")
+    second = await store.ensure("three")
+    assert second.id != first.id and second.files_touched == ("a.txt",)
+    assert [c.id for c in await store.list()] == [first.id, second.id]
+
+
+async def test_unknown_checkpoint_and_nothing_to_undo(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    store = CheckpointStore(ws, data_dir=tmp_path / "data")
+    with pytest.raises(CheckpointError):
+        await store.restore("nope")
+    with pytest.raises(CheckpointError):
+        await store.undo_restore()
+    assert await store.list() == []
+
+
+async def test_file_replaced_by_directory_and_back(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "thing").write_text("a file\n")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data")
+    cp = await store.create("file")
+    (ws / "thing").unlink()
+    (ws / "thing").mkdir()
+    (ws / "thing" / "inner.txt").write_text("inner\n")
+    await store.restore(cp.id)
+    assert (ws / "thing").read_text() == "a file\n"
+    await store.undo_restore()
+    assert (ws / "thing" / "inner.txt").read_text() == "inner\n"
+
+
+async def test_restore_leaves_ignored_files_and_their_directories(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".gitignore").write_text("*.log\n")
+    (ws / "out.txt").write_text("snapshot version\n")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data")
+    cp = await store.create("base")
+    # after the checkpoint: new dirs, one with only a new file, one also holding an ignored file
+    (ws / "gone").mkdir()
+    (ws / "gone" / "new.py").write_text("x\n")
+    (ws / "mixed").mkdir()
+    (ws / "mixed" / "new.py").write_text("y\n")
+    (ws / "mixed" / "trace.log").write_text("ignored\n")
+    # out.txt becomes ignored and is replaced by an ignored file of the same name
+    (ws / ".gitignore").write_text("*.log\nout.txt\n")
+    (ws / "out.txt").write_text("ignored replacement\n")
+    await store.restore(cp.id)
+    assert not (ws / "gone").exists()
+    assert not (ws / "mixed" / "new.py").exists()
+    assert (ws / "mixed" / "trace.log").read_text() == "ignored\n"
+    assert (ws / ".gitignore").read_text() == "*.log\n"
+    assert (ws / "out.txt").read_text() == "ignored replacement\n"  # never clobbered
+
+
+async def test_same_size_edits_within_a_second_are_seen(tmp_path: Path) -> None:
+    """Quick same-size edits are seen (the cached index keeps its mtime for racy-git checks)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    store = CheckpointStore(ws, data_dir=tmp_path / "data")
+    for round_ in range(5):
+        (ws / "a.txt").write_text(f"{round_}\n")
+        checkpoint = await store.ensure(f"round {round_}")
+        text = await store.diff(checkpoint)
+        assert text == "", f"round {round_}: snapshot missed the edit"
+        assert len(await store.list()) == round_ + 1
