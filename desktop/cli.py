@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from pathlib import Path
 
 __all__ = ["main"]
 
@@ -16,6 +17,20 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="replay the built-in scripted session (offline, no API key)")
     demo.add_argument("--headless", action="store_true", help="print the session in the terminal")
+    run = sub.add_parser("run", help="run a task in a repository from the terminal")
+    run.add_argument("task", help="what the agent should do")
+    run.add_argument(
+        "--repo", type=Path, default=Path.cwd(), help="repository folder (default: current)"
+    )
+    run.add_argument(
+        "--mode", choices=["read-only", "ask", "auto", "full"], default="ask", help="approval mode"
+    )
+    run.add_argument(
+        "--model", help="model name, or scripted:SESSION.json to replay a session file"
+    )
+    run.add_argument("--base-url", help="Responses API base URL (default: OPENAI_BASE_URL)")
+    run.add_argument("--max-turns", type=int, default=50)
+    run.add_argument("--no-sandbox", action="store_true", help="run commands without bubblewrap")
     return parser
 
 
@@ -31,6 +46,19 @@ def main(argv: list[str] | None = None) -> int:
         from .demo import run_headless_demo
 
         return asyncio.run(run_headless_demo())
+    if args.command == "run":
+        from .headless import HeadlessOptions, run_headless
+
+        options = HeadlessOptions(
+            args.repo,
+            args.task,
+            mode=args.mode,
+            model=args.model,
+            base_url=args.base_url,
+            max_turns=args.max_turns,
+            sandbox=not args.no_sandbox,
+        )
+        return asyncio.run(run_headless(options))
     _parser().print_help()
     return 2
 

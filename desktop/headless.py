@@ -1,0 +1,208 @@
+"""``tandem run``: the same agent, tools and approval rules in a terminal (scripts and CI).
+
+Approvals are asked on the terminal (``y`` allow once, ``a`` always allow for this run, ``n``
+reject with an optional message); without a terminal every request is rejected with a message
+the model sees, so a script never hangs. In *ask* mode each patch is shown as a unified diff
+and applied or rejected as a whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from core import (
+    Agent,
+    ModelProvider,
+    OpenAIProvider,
+    RunConfig,
+    RunItemStreamEvent,
+    Runner,
+    ScriptedModel,
+    UserError,
+)
+from core.items import ItemHelpers
+from harnesses.editor import ReviewOutcome
+from harnesses.workspace import Workspace
+from resources import read_text
+
+__all__ = ["HeadlessOptions", "run_headless"]
+
+Ask = Callable[[str], str]
+
+
+class HeadlessOptions:
+    """Options of ``tandem run`` (see ``tandem run --help``)."""
+
+    def __init__(
+        self,
+        repo: Path,
+        task: str,
+        *,
+        mode: str = "ask",
+        model: str | None = None,
+        base_url: str | None = None,
+        max_turns: int = 50,
+        sandbox: bool = True,
+        interactive: bool | None = None,
+    ) -> None:
+        self.repo = repo
+        self.task = task
+        self.mode = mode
+        self.model = model
+        self.base_url = base_url
+        self.max_turns = max_turns
+        self.sandbox = sandbox
+        self.interactive = sys.stdin.isatty() if interactive is None else interactive
+
+
+def _model(options: HeadlessOptions) -> tuple[Any, ModelProvider | None]:
+    if options.model and options.model.startswith("scripted:"):
+        return ScriptedModel(options.model.removeprefix("scripted:")), None
+    provider = OpenAIProvider(
+        api_key=os.environ.get("OPENAI_API_KEY"),
+        base_url=options.base_url or os.environ.get("OPENAI_BASE_URL"),
+    )
+    return options.model, provider
+
+
+async def run_headless(
+    options: HeadlessOptions, out: TextIO = sys.stdout, ask: Ask | None = None
+) -> int:
+    """Run the task; returns 0 on a final answer, 1 on a failure, 2 on a usage error."""
+    if not options.repo.is_dir():
+        print(f"tandem run: {options.repo} is not a folder", file=sys.stderr)
+        return 2
+    prompt = ask or input
+    workspace = Workspace(options.repo, mode=options.mode, sandbox_enabled=options.sandbox)
+    unsubscribe = workspace.review_queue.add_listener(
+        lambda event: _review(event, workspace, options, out, prompt)
+    )
+    try:
+        model, provider = _model(options)
+        agent = Agent(
+            name="Tandem",
+            instructions=read_text("prompts", "default_instructions.md"),
+            model=model,
+            tools=workspace.tools(),
+        )
+        config = RunConfig(model_provider=provider) if provider else RunConfig()
+        print(
+            f"tandem run in {workspace.root} (mode {workspace.mode}, sandbox {'on' if workspace.sandbox_available else 'off'})",
+            file=out,
+        )
+        state: Any = options.task
+        while True:
+            result = Runner.run_streamed(
+                agent,
+                state,
+                hooks=workspace.hooks(),
+                run_config=config,
+                max_turns=options.max_turns,
+            )
+            async for event in result.stream_events():
+                if isinstance(event, RunItemStreamEvent):
+                    _print(event, out)
+            if not result.interruptions:
+                break
+            state = result.to_state()
+            for item in result.interruptions:
+                await _decide(item, state, workspace, options, out, prompt)
+        return 0 if result.final_output is not None else 1
+    except UserError as exc:
+        print(f"tandem run: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # reported, not a traceback, for scripts
+        print(f"tandem run failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        unsubscribe()
+
+
+async def _decide(
+    item: Any, state: Any, workspace: Workspace, options: HeadlessOptions, out: TextIO, prompt: Ask
+) -> None:
+    reason = workspace.reason_for(item.call_id) or "the tool asks for approval"
+    print(f"\n[approval] {item.tool_name}: {item.arguments}\n  {reason}", file=out)
+    if not options.interactive:
+        state.reject(
+            item, rejection_message="Not approved: tandem run is non-interactive; ask the user."
+        )
+        print("  rejected (no terminal)", file=out)
+        return
+    answer = (
+        (await asyncio.to_thread(prompt, "  allow once [y], always [a], reject [n]: "))
+        .strip()
+        .lower()
+    )
+    if answer in ("y", "yes"):
+        state.approve(item)
+    elif answer in ("a", "always"):
+        state.approve(item, always_approve=True)
+    else:
+        message = (await asyncio.to_thread(prompt, "  message to the model (optional): ")).strip()
+        state.reject(item, rejection_message=message or None)
+
+
+def _review(
+    event: Any, workspace: Workspace, options: HeadlessOptions, out: TextIO, prompt: Ask
+) -> None:
+    if event.type != "submitted":
+        return
+    proposal = event.proposal
+    diff = difflib.unified_diff(
+        (proposal.old_text or "").splitlines(keepends=True),
+        (proposal.new_text or "").splitlines(keepends=True),
+        f"a/{proposal.path}",
+        f"b/{proposal.move_to or proposal.path}",
+    )
+    print(f"\n[review] {proposal.kind} {proposal.path}", file=out)
+    out.write("".join(diff))
+
+    async def answer() -> None:
+        if not options.interactive:
+            outcome = ReviewOutcome.reject_all(
+                "Not applied: tandem run is non-interactive in ask mode."
+            )
+        else:
+            reply = (await asyncio.to_thread(prompt, "  apply [y] / reject [n]: ")).strip().lower()
+            outcome = (
+                ReviewOutcome.accept_all(proposal)
+                if reply in ("y", "yes")
+                else ReviewOutcome.reject_all("Rejected by the user.")
+            )
+        workspace.review_queue.resolve(proposal.id, outcome)
+
+    task = asyncio.get_running_loop().create_task(answer())
+    _pending.add(task)
+    task.add_done_callback(_pending.discard)
+
+
+_pending: set[asyncio.Task[None]] = set()
+
+
+def _print(event: RunItemStreamEvent, out: TextIO) -> None:
+    raw = event.item.raw_item
+    if event.name == "tool_called":
+        kind = raw.get("type")
+        if kind == "shell_call":
+            for command in raw.get("action", {}).get("commands", []):
+                print(f"$ {command}", file=out)
+        elif kind == "apply_patch_call":
+            op = raw.get("operation", {})
+            print(f"apply_patch {op.get('type')} {op.get('path')}", file=out)
+        else:
+            print(f"-> {raw.get('name') or kind}({raw.get('arguments', '')})", file=out)
+    elif event.name == "tool_output":
+        if raw.get("type") == "shell_call_output":
+            for entry in raw.get("output", []):
+                out.write(entry.get("stdout", "") + entry.get("stderr", ""))
+        else:
+            print(f"  {str(getattr(event.item, 'output', ''))[:2000]}", file=out)
+    elif event.name == "message_output_created":
+        print("\n" + (ItemHelpers.extract_last_text(raw) or ""), file=out)
