@@ -27,6 +27,9 @@ from .items import (
     HandoffCallItem,
     HandoffOutputItem,
     ItemHelpers,
+    MCPApprovalRequestItem,
+    MCPApprovalResponseItem,
+    MCPListToolsItem,
     MessageOutputItem,
     ModelResponse,
     ReasoningItem,
@@ -34,6 +37,8 @@ from .items import (
     ToolApprovalItem,
     ToolCallItem,
     ToolCallOutputItem,
+    ToolSearchCallItem,
+    ToolSearchOutputItem,
 )
 from .lifecycle import AgentHooks, RunHooks
 from .model_settings import ModelSettings
@@ -44,9 +49,40 @@ from .result import RunResult, RunResultStreaming
 from .run_config import RunConfig, ToolErrorFormatterArgs
 from .run_state import RunState
 from .runner import Runner
+from .tools.agent_tool import (
+    AgentToolInvocation,
+    AgentToolStreamEvent,
+    StructuredToolInputBuilderOptions,
+)
 from .tools.apply_patch import ApplyPatchTool
+from .tools.codex import (
+    CodexOptions,
+    CodexToolResult,
+    CodexToolStreamEvent,
+    ThreadOptions,
+    TurnOptions,
+    codex_tool,
+)
+from .tools.computer import (
+    AsyncComputer,
+    Computer,
+    ComputerCallResult,
+    ComputerProvider,
+    ComputerRestartedError,
+    ComputerTool,
+    ComputerToolSafetyCheckData,
+)
 from .tools.editor import ApplyPatchEditor, ApplyPatchOperation, ApplyPatchResult
 from .tools.function import FunctionTool, default_tool_error_function, function_tool
+from .tools.hosted import (
+    CodeInterpreterTool,
+    FileSearchTool,
+    HostedMCPTool,
+    ImageGenerationTool,
+    MCPToolApprovalFunctionResult,
+    MCPToolApprovalRequest,
+    WebSearchTool,
+)
 from .tools.outputs import (
     ToolOutputFileContent,
     ToolOutputFileContentDict,
@@ -80,6 +116,7 @@ from .tools.shell import (
     ShellToolLocalSkill,
     ShellToolSkillReference,
 )
+from .tools.tool_search import ToolSearchTool, tool_namespace
 from .tools.v4a import apply_diff
 from .usage import Usage
 
@@ -87,18 +124,39 @@ __all__ = [
     "Agent",
     "AgentBase",
     "AgentHooks",
+    "AgentToolInvocation",
+    "AgentToolStreamEvent",
     "AgentUpdatedStreamEvent",
     "AgentsException",
     "ApplyPatchEditor",
     "ApplyPatchOperation",
     "ApplyPatchResult",
     "ApplyPatchTool",
+    "AsyncComputer",
+    "CodeInterpreterTool",
+    "CodexOptions",
+    "CodexToolResult",
+    "CodexToolStreamEvent",
+    "Computer",
+    "ComputerCallResult",
+    "ComputerProvider",
+    "ComputerRestartedError",
+    "ComputerTool",
+    "ComputerToolSafetyCheckData",
+    "FileSearchTool",
     "FunctionTool",
     "HandoffCallItem",
     "HandoffOutputItem",
+    "HostedMCPTool",
+    "ImageGenerationTool",
     "ItemHelpers",
     "LocalShellCommandRequest",
     "LocalShellTool",
+    "MCPApprovalRequestItem",
+    "MCPApprovalResponseItem",
+    "MCPListToolsItem",
+    "MCPToolApprovalFunctionResult",
+    "MCPToolApprovalRequest",
     "MaxTurnsExceeded",
     "MessageOutputItem",
     "Model",
@@ -146,6 +204,8 @@ __all__ = [
     "ShellToolSkillReference",
     "StopAtTools",
     "StreamEvent",
+    "StructuredToolInputBuilderOptions",
+    "ThreadOptions",
     "ToolApprovalItem",
     "ToolCallItem",
     "ToolCallOutputItem",
@@ -157,11 +217,18 @@ __all__ = [
     "ToolOutputImageDict",
     "ToolOutputText",
     "ToolOutputTextDict",
+    "ToolSearchCallItem",
+    "ToolSearchOutputItem",
+    "ToolSearchTool",
     "ToolTimeoutError",
     "ToolsToFinalOutputResult",
+    "TurnOptions",
     "Usage",
     "UserError",
+    "WebSearchTool",
     "apply_diff",
+    "codex_tool",
     "default_tool_error_function",
     "function_tool",
+    "tool_namespace",
 ]

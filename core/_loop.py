@@ -22,6 +22,9 @@ from .events import (
 )
 from .items import (
     ItemHelpers,
+    MCPApprovalRequestItem,
+    MCPApprovalResponseItem,
+    MCPListToolsItem,
     MessageOutputItem,
     ModelResponse,
     ReasoningItem,
@@ -29,6 +32,8 @@ from .items import (
     ToolApprovalItem,
     ToolCallItem,
     ToolCallOutputItem,
+    ToolSearchCallItem,
+    ToolSearchOutputItem,
 )
 from .lifecycle import call_hook
 from .models.history import InputHistory
@@ -37,6 +42,12 @@ from .models.openai_responses import OpenAIProvider, item_to_dict
 from .result import RunResult
 from .run_config import RunConfig
 from .run_state import RunState
+from .tools.computer import ensure_single_computer_tool
+from .tools.tool_search import (
+    tools_payload,
+    validate_named_tool_choice,
+    validate_tool_search_configuration,
+)
 from .usage import Usage
 
 __all__ = ["RunLoop", "convert_tool_choice"]
@@ -67,24 +78,25 @@ def convert_tool_choice(choice: Any) -> Any:
     return {"type": "function", "name": str(choice)}
 
 
+_NAMED_ITEMS: tuple[tuple[type[Any], str], ...] = (
+    (MessageOutputItem, "message_output_created"),
+    (ReasoningItem, "reasoning_item_created"),
+    (ToolSearchCallItem, "tool_search_called"),
+    (ToolSearchOutputItem, "tool_search_output_created"),
+    (MCPApprovalRequestItem, "mcp_approval_requested"),
+    (MCPApprovalResponseItem, "mcp_approval_response"),
+    (MCPListToolsItem, "mcp_list_tools"),
+    (ToolCallOutputItem, "tool_output"),
+)
+
+
 def _item_event_name(item: RunItem) -> str | None:
-    if isinstance(item, MessageOutputItem):
-        return "message_output_created"
-    if isinstance(item, ReasoningItem):
-        return "reasoning_item_created"
+    """The ``RunItemStreamEvent`` name of an item (spec §10.3); ``None``: not streamed."""
+    for cls, name in _NAMED_ITEMS:
+        if isinstance(item, cls):
+            return name
     if isinstance(item, ToolCallItem):
-        kind = item.raw_item.get("type")
-        if kind == "tool_search_call":
-            return "tool_search_called"
-        if kind == "tool_search_output":
-            return "tool_search_output_created"
-        if kind == "mcp_approval_request":
-            return "mcp_approval_requested"
-        if kind == "mcp_list_tools":
-            return "mcp_list_tools"
         return "tool_called"
-    if isinstance(item, ToolCallOutputItem):
-        return "tool_output"
     return None
 
 
@@ -104,8 +116,11 @@ class RunLoop:
         conversation_id: str | None,
         emit: Callable[[StreamEvent], None] | None,
         hooks: Any = None,
+        context_wrapper: RunContextWrapper[Any] | None = None,
     ) -> None:
         self.hooks = hooks
+        if run_config is Ellipsis:  # the docs' placeholder ``run_config=...``: the default
+            run_config = None
         self.run_config = run_config or RunConfig()
         self.emit = emit
         self.resume_pending = False
@@ -131,7 +146,7 @@ class RunLoop:
         else:
             self.agent = agent
             self.original_input = copy.deepcopy(input) if isinstance(input, list) else input
-            self.ctx = RunContextWrapper(context=context)
+            self.ctx = context_wrapper or RunContextWrapper(context=context)
             self.generated = []
             self.responses = []
             self.current_turn = 0
@@ -270,7 +285,15 @@ class RunLoop:
         model_name = self.run_config.model if isinstance(self.run_config.model, str) else None
         if model_name is None and isinstance(agent.model, str):
             model_name = agent.model
+        if model_name is None:  # a Model object: its name decides payloads (computer GA vs preview)
+            named = getattr(self.run_config.model or agent.model, "model", None)
+            model_name = named if isinstance(named, str) else None
+        ensure_single_computer_tool(tools)
         settings.tool_choice = _normalize_tool_choice(settings.tool_choice, tools, model_name)
+        validate_tool_search_configuration(tools)
+        includes = [i for tool in tools for i in getattr(tool, "request_include", ())]
+        if includes:
+            settings.include = list(dict.fromkeys([*(settings.include or []), *includes]))
         if self.server_managed and (self.previous_response_id or self.conversation_id):
             history = InputHistory(self.history.tail(self.sent_upto))
         else:
@@ -279,7 +302,7 @@ class RunLoop:
             model=model_name,
             instructions=await agent.get_system_prompt(self.ctx),
             input=history,
-            tools=_tools_payload(tools, model_name),
+            tools=tools_payload(tools, model_name),
             model_settings=settings,
             output_schema=_output_schema(agent.output_type),
             previous_response_id=self.previous_response_id if self.server_managed else None,
@@ -343,12 +366,20 @@ class RunLoop:
             for i in self.generated
             if isinstance(i, ToolCallOutputItem)
         }
+        done.update(
+            str(i.raw_item.get("approval_request_id"))
+            for i in self.generated
+            if isinstance(i, MCPApprovalResponseItem)
+        )
         outcome = await run_tools(agent, processed, self.ctx, self.run_config, done, self.hooks)
         self._record(list(outcome.outputs))
         if outcome.outputs:
             self.tool_use_tracker[agent.name] = True
+        self._record(list(outcome.mcp_manual))
         if outcome.approvals:
             self._record(list(outcome.approvals), stream=False)
+        self._record(list(outcome.mcp_callback))
+        if outcome.approvals:
             return self._result(None, outcome.approvals)
         final = await self._tool_use_final(processed, outcome)
         if final is not None:
@@ -401,7 +432,13 @@ class _FunctionToolResult:
 
 def _normalize_tool_choice(choice: Any, tools: list[Any], model: str | None) -> Any:
     """Let a tool claim a ``tool_choice`` alias first (e.g. ``ComputerTool`` maps ``"computer"``
-    to the selector of the effective model, spec §6.6), then convert it (spec §0)."""
+    to the selector of the effective model, spec §6.6), then check a named choice against tool
+    search (spec §3.6) and convert it (spec §0).
+
+    Raises:
+        UserError: a named choice on a namespace, a bare inner name, a deferred-only tool or
+            ``"tool_search"`` (spec §3.6).
+    """
     if isinstance(choice, str):
         for tool in tools:
             claim = getattr(tool, "normalize_tool_choice", None)
@@ -409,18 +446,9 @@ def _normalize_tool_choice(choice: Any, tools: list[Any], model: str | None) -> 
                 claimed = claim(choice, model)
                 if claimed is not None:
                     return claimed
+        if choice not in _HOSTED_CHOICES:
+            validate_named_tool_choice(choice, tools)
     return convert_tool_choice(choice)
-
-
-def _tools_payload(tools: list[Any], model: str | None) -> list[dict[str, Any]]:
-    payload: list[dict[str, Any]] = []
-    for tool in tools:
-        to_wire = getattr(tool, "to_wire", None)
-        if to_wire is None:
-            raise UserError(f"Unsupported tool type {type(tool).__name__}")
-        params = inspect.signature(to_wire).parameters
-        payload.append(to_wire(model) if params else to_wire())
-    return payload
 
 
 def _output_schema(output_type: Any) -> dict[str, Any] | None:

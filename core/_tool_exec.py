@@ -13,21 +13,31 @@ from .agent import Agent
 from .context import RunContextWrapper, ToolContext
 from .errors import AgentsException, ModelBehaviorError, UserError
 from .items import (
+    MCPApprovalRequestItem,
+    MCPApprovalResponseItem,
+    MCPListToolsItem,
     MessageOutputItem,
     ReasoningItem,
     RunItem,
     ToolApprovalItem,
     ToolCallItem,
     ToolCallOutputItem,
+    ToolSearchCallItem,
+    ToolSearchOutputItem,
+    mcp_approval_key,
 )
 from .lifecycle import call_hook
 from .run_config import RunConfig, ToolErrorFormatterArgs
 from .tools.function import FunctionTool, evaluate_needs_approval, invoke_function_tool
+from .tools.hosted import HostedMCPTool, mcp_approval_response_item
 from .tools.local import LocalCallHandler
 from .tools.outputs import function_call_output_item
+from .tools.tool_search import FunctionToolLookup
 
 __all__ = [
+    "CLIENT_TOOL_SEARCH_MESSAGE",
     "DEFAULT_APPROVAL_REJECTION_MESSAGE",
+    "NestedInterruption",
     "ProcessedResponse",
     "StepOutcome",
     "process_response",
@@ -37,6 +47,11 @@ __all__ = [
 logger = logging.getLogger("core")
 
 DEFAULT_APPROVAL_REJECTION_MESSAGE = "Tool execution was not approved."
+CLIENT_TOOL_SEARCH_MESSAGE = (
+    "Client-executed tool_search calls are not supported by the standard agent runner. "
+    "Handle the tool_search_call yourself and return a matching tool_search_output item with "
+    "the same call_id."
+)
 
 #: Output order of local tool kinds in a step (spec §10.1 step 7).
 _LOCAL_ORDER = {
@@ -59,12 +74,24 @@ _HOSTED_CALLS = frozenset(
         "code_interpreter_call",
         "image_generation_call",
         "mcp_call",
-        "mcp_list_tools",
-        "mcp_approval_request",
-        "tool_search_call",
-        "tool_search_output",
     }
 )
+
+
+class NestedInterruption:
+    """Returned by a tool whose nested run stopped on approvals (an ``Agent.as_tool`` run):
+    the approvals surface on the outer run and the call gets no output yet (spec §7.4)."""
+
+    __slots__ = ("approvals",)
+
+    def __init__(self, approvals: list[ToolApprovalItem]) -> None:
+        self.approvals = approvals
+
+
+@dataclass(slots=True)
+class MCPApprovalRun:
+    request: dict[str, Any]
+    tool: HostedMCPTool
 
 
 @dataclass(slots=True)
@@ -87,11 +114,12 @@ class ProcessedResponse:
     functions: list[FunctionRun] = field(default_factory=list)
     locals: list[LocalRun] = field(default_factory=list)
     not_found: list[dict[str, Any]] = field(default_factory=list)
+    mcp_approvals: list[MCPApprovalRun] = field(default_factory=list)
     hosted_activity: bool = False
 
     @property
     def has_tools_to_run(self) -> bool:
-        return bool(self.functions or self.locals or self.not_found)
+        return bool(self.functions or self.locals or self.not_found or self.mcp_approvals)
 
 
 @dataclass(slots=True)
@@ -101,10 +129,8 @@ class StepOutcome:
     outputs: list[ToolCallOutputItem] = field(default_factory=list)
     approvals: list[ToolApprovalItem] = field(default_factory=list)
     function_results: list[tuple[FunctionTool, Any]] = field(default_factory=list)
-
-
-def _function_key(tool: FunctionTool) -> tuple[str | None, str]:
-    return (getattr(tool, "_namespace", None), tool.name)
+    mcp_manual: list[MCPApprovalResponseItem] = field(default_factory=list)
+    mcp_callback: list[MCPApprovalResponseItem] = field(default_factory=list)
 
 
 def process_response(
@@ -114,13 +140,15 @@ def process_response(
 
     Raises:
         ModelBehaviorError: a call names no enabled tool (unless the run config returns the
-            error to the model) or needs a local tool the agent does not have.
+            error to the model) or needs a local tool the agent does not have; an MCP approval
+            request names an unconfigured server; a ``tool_search_call`` is client-executed.
     """
-    functions: dict[tuple[str | None, str], FunctionTool] = {}
+    functions = FunctionToolLookup(tools)
     handlers: dict[str, LocalCallHandler] = {}
+    mcp_servers: dict[str, HostedMCPTool] = {}
     for tool in tools:
-        if isinstance(tool, FunctionTool):
-            functions[_function_key(tool)] = tool
+        if isinstance(tool, HostedMCPTool):
+            mcp_servers.setdefault(tool.server_label, tool)
         for call_type in getattr(tool, "call_item_types", ()):
             handlers.setdefault(call_type, tool)
     if "local_shell_call" not in handlers and "shell_call" in handlers:
@@ -136,7 +164,7 @@ def process_response(
         elif kind == "function_call":
             processed.items.append(ToolCallItem(agent=agent, raw_item=raw))
             key = (raw.get("namespace"), str(raw.get("name")))
-            tool = functions.get(key)
+            tool = functions.find(*key)
             if tool is None:
                 qualified = f"{key[0]}.{key[1]}" if key[0] else key[1]
                 if run_config.tool_not_found_behavior == "raise":
@@ -161,6 +189,24 @@ def process_response(
         elif kind in _HOSTED_CALLS:
             processed.items.append(ToolCallItem(agent=agent, raw_item=raw))
             processed.hosted_activity = True
+        elif kind == "tool_search_call":
+            if raw.get("execution") == "client":
+                raise ModelBehaviorError(CLIENT_TOOL_SEARCH_MESSAGE)
+            processed.items.append(ToolSearchCallItem(agent=agent, raw_item=raw))
+            processed.hosted_activity = True
+        elif kind == "tool_search_output":
+            processed.items.append(ToolSearchOutputItem(agent=agent, raw_item=raw))
+            processed.hosted_activity = True
+        elif kind == "mcp_list_tools":
+            processed.items.append(MCPListToolsItem(agent=agent, raw_item=raw))
+            processed.hosted_activity = True
+        elif kind == "mcp_approval_request":
+            label = str(raw.get("server_label"))
+            server = mcp_servers.get(label)
+            if server is None:
+                raise ModelBehaviorError(f"MCP server label {label} not found")
+            processed.items.append(MCPApprovalRequestItem(agent=agent, raw_item=raw))
+            processed.mcp_approvals.append(MCPApprovalRun(raw, server))
         elif kind in ("shell_call_output", "local_shell_call_output"):
             clean = _strip_created_by(raw)
             processed.items.append(
@@ -181,7 +227,12 @@ def _strip_created_by(value: Any) -> Any:
 
 
 async def _rejection_text(
-    ctx: RunContextWrapper[Any], run_config: RunConfig, tool_type: str, tool_name: str, call_id: str
+    ctx: RunContextWrapper[Any],
+    run_config: RunConfig,
+    tool_type: str,
+    tool_name: str,
+    call_id: str,
+    shown_name: str | None = None,
 ) -> str:
     explicit = ctx.rejection_message(tool_name, call_id)
     if explicit is not None:
@@ -192,7 +243,7 @@ async def _rejection_text(
             ToolErrorFormatterArgs(
                 kind="approval_rejected",
                 tool_type=tool_type,
-                tool_name=tool_name,
+                tool_name=shown_name or tool_name,
                 call_id=call_id,
                 default_message=DEFAULT_APPROVAL_REJECTION_MESSAGE,
                 run_context=ctx,
@@ -263,7 +314,7 @@ async def run_tools(
                     agent=agent,
                     raw_item=run.call,
                     tool_name=run.tool.name,
-                    tool_namespace=run.call.get("namespace"),
+                    tool_namespace=run.tool._namespace,
                     arguments=run.call.get("arguments"),
                 )
             )
@@ -296,6 +347,9 @@ async def run_tools(
             raise failed.exception()  # type: ignore[misc]
         for (slot, run), task in zip(to_run, tasks, strict=True):
             value = task.result()
+            if isinstance(value, NestedInterruption):
+                outcome.approvals.extend(value.approvals)
+                continue
             function_slots[slot] = _output(agent, run.call, value)
             outcome.function_results.append((run.tool, value))
 
@@ -320,11 +374,52 @@ async def run_tools(
         if str(call.get("call_id")) in done_call_ids:
             continue
         outcome.outputs.append(_output(agent, call, await _not_found_text(ctx, run_config, call)))
+    await _decide_mcp_approvals(agent, processed, ctx, run_config, done_call_ids, outcome)
     return outcome
 
 
+async def _decide_mcp_approvals(
+    agent: Agent[Any],
+    processed: ProcessedResponse,
+    ctx: RunContextWrapper[Any],
+    run_config: RunConfig,
+    done_call_ids: set[str],
+    outcome: StepOutcome,
+) -> None:
+    """Answer hosted MCP approval requests (spec §2.5): the server's ``on_approval_request``
+    callback, else a stored decision, else an interruption."""
+    for run in processed.mcp_approvals:
+        request = run.request
+        request_id = str(request.get("id"))
+        if request_id in done_call_ids:
+            continue
+        answer = await run.tool.decide(ctx, request)
+        if answer is not None:
+            item = mcp_approval_response_item(request, answer["approve"], answer.get("reason"))
+            outcome.mcp_callback.append(MCPApprovalResponseItem(agent=agent, raw_item=item))
+            continue
+        name = str(request.get("name"))
+        key = mcp_approval_key(run.tool.server_label, name)
+        decision = ctx.is_tool_approved(key, request_id)
+        if decision is None:
+            outcome.approvals.append(
+                ToolApprovalItem(
+                    agent=agent,
+                    raw_item=request,
+                    tool_name=name,
+                    arguments=request.get("arguments"),
+                )
+            )
+            continue
+        reason = None
+        if decision is False:
+            reason = await _rejection_text(ctx, run_config, "mcp", key, request_id, name)
+        item = mcp_approval_response_item(request, decision, reason)
+        outcome.mcp_manual.append(MCPApprovalResponseItem(agent=agent, raw_item=item))
+
+
 def _qualified(run: FunctionRun) -> str:
-    namespace = run.call.get("namespace")
+    namespace = run.tool._namespace
     return f"{namespace}.{run.tool.name}" if namespace else run.tool.name
 
 
@@ -341,20 +436,24 @@ async def _invoke(
     run_config: RunConfig,
     hooks: Any = None,
 ) -> Any:
+    call = run.call
+    if run.tool._namespace is None and "namespace" in call:
+        call = {k: v for k, v in call.items() if k != "namespace"}  # synthetic (spec §3.5)
     tool_ctx = ToolContext.from_run_context(
         ctx,
         tool_name=run.tool.name,
-        tool_call_id=str(run.call.get("call_id")),
-        tool_arguments=str(run.call.get("arguments") or ""),
-        tool_call=run.call,
-        tool_namespace=run.call.get("namespace"),
+        tool_call_id=str(call.get("call_id")),
+        tool_arguments=str(call.get("arguments") or ""),
+        tool_call=call,
+        tool_namespace=run.tool._namespace,
         agent=agent,
         run_config=run_config,
     )
     await call_hook(hooks, agent, "on_tool_start", tool_ctx, agent, run.tool)
     try:
-        value = await invoke_function_tool(run.tool, tool_ctx, str(run.call.get("arguments") or ""))
-        await call_hook(hooks, agent, "on_tool_end", tool_ctx, agent, run.tool, value)
+        value = await invoke_function_tool(run.tool, tool_ctx, str(call.get("arguments") or ""))
+        if not isinstance(value, NestedInterruption):
+            await call_hook(hooks, agent, "on_tool_end", tool_ctx, agent, run.tool, value)
         return value
     except AgentsException:
         raise

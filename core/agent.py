@@ -31,6 +31,8 @@ class ToolsToFinalOutputResult:
     final_output: Any = None
 
 
+_DEFAULT_FAILURE: Any = object()
+
 ToolUseBehavior = (
     Literal["run_llm_again", "stop_on_first_tool"]
     | StopAtTools
@@ -97,6 +99,9 @@ class Agent(AgentBase[TContext]):
             raise UserError(f"Agent tools must be a list, got {type(self.tools).__name__}")
         if not isinstance(self.model_settings, ModelSettings):
             raise UserError("Agent model_settings must be a ModelSettings instance")
+        from .tools.codex import validate_codex_tool_names
+
+        validate_codex_tool_names(self.tools)
 
     def clone(self, **kwargs: Any) -> Agent[TContext]:
         """A shallow copy with the given fields replaced."""
@@ -115,10 +120,81 @@ class Agent(AgentBase[TContext]):
             f"Agent instructions must be a string or a callable, got {self.instructions!r}"
         )
 
-    def as_tool(self, *args: Any, **kwargs: Any) -> Any:
-        """Expose this agent as a tool (spec §7; arrives with the agents-as-tools issue).
+    def as_tool(
+        self,
+        tool_name: str | None = None,
+        tool_description: str | None = None,
+        custom_output_extractor: Callable[[Any], Any] | None = None,
+        is_enabled: bool | Callable[[RunContextWrapper[Any], AgentBase[Any]], Any] = True,
+        on_stream: Callable[[Any], Any] | None = None,
+        run_config: Any = None,
+        max_turns: int | None = None,
+        hooks: Any = None,
+        previous_response_id: str | None = None,
+        conversation_id: str | None = None,
+        session: Any = None,
+        failure_error_function: Callable[[RunContextWrapper[Any], Exception], Any]
+        | None = _DEFAULT_FAILURE,
+        needs_approval: bool | Callable[[RunContextWrapper[Any], dict[str, Any], str], Any] = False,
+        parameters: Any = None,
+        input_builder: Callable[[Any], Any] | None = None,
+        include_input_schema: bool = False,
+    ) -> Any:
+        """This agent as a function tool another agent can call (spec §7).
+
+        A call runs this agent in a nested run that shares the caller's ``context`` object and
+        ``usage`` but has its own approvals; approvals it needs surface as interruptions of the
+        outer run and are decided on the outer ``RunState``.
+
+        Args:
+            tool_name: the tool name (default: the agent name lower-cased, characters outside
+                ``[A-Za-z0-9_]`` replaced by ``_``, with a warning).
+            tool_description: the tool description (default ``""``).
+            custom_output_extractor: ``(RunResult) -> str`` (sync or async) producing the tool
+                output; ``RunResult.agent_tool_invocation`` names the outer call.
+            is_enabled: ``bool`` or ``(run_context, agent) -> bool`` (sync or async).
+            on_stream: run the nested agent streamed and call this (sync or async) with each
+                :class:`AgentToolStreamEvent`, in order.
+            run_config: the nested run's config (default: the caller's).
+            max_turns: the nested run's turn limit (default 10).
+            hooks: run hooks of the nested run.
+            previous_response_id / conversation_id: server-managed state of the nested run.
+            session: accepted for compatibility; Tandem's runner has no sessions (ignored).
+            failure_error_function: ``(run_context, error) -> str`` for a failed nested run or
+                bad arguments (default: the standard message); ``None`` re-raises.
+            needs_approval: ``bool`` or ``(run_context, args, call_id) -> bool``.
+            parameters: a pydantic model or dataclass type for structured arguments.
+            input_builder: ``(StructuredToolInputBuilderOptions) -> str | list[item]`` (sync or
+                async) building the nested input.
+            include_input_schema: put the full JSON schema in the default nested message.
+
+        Returns:
+            An ``AgentTool`` (a :class:`~core.tools.function.FunctionTool`).
 
         Raises:
-            NotImplementedError: always, in this version.
+            TypeError: ``parameters`` is neither a pydantic model nor a dataclass type.
         """
-        raise NotImplementedError("Agent.as_tool is not implemented yet (agents-as-tools issue)")
+        from .tools.agent_tool import agent_as_tool
+        from .tools.function import default_tool_error_function
+
+        return agent_as_tool(
+            self,
+            tool_name=tool_name,
+            tool_description=tool_description,
+            custom_output_extractor=custom_output_extractor,
+            is_enabled=is_enabled,
+            on_stream=on_stream,
+            run_config=run_config,
+            max_turns=max_turns,
+            hooks=hooks,
+            previous_response_id=previous_response_id,
+            conversation_id=conversation_id,
+            session=session,
+            failure_error_function=default_tool_error_function
+            if failure_error_function is _DEFAULT_FAILURE
+            else failure_error_function,
+            needs_approval=needs_approval,
+            parameters=parameters,
+            input_builder=input_builder,
+            include_input_schema=include_input_schema,
+        )

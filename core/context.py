@@ -57,6 +57,9 @@ class RunContextWrapper(Generic[TContext]):
     usage: Usage = field(default_factory=Usage)
     tool_input: Any = None
     _approvals: dict[str, ApprovalRecord] = field(default_factory=dict, repr=False)
+    #: Interrupted nested ``Agent.as_tool`` runs by outer call id (a ``RunState``, or its JSON
+    #: after deserialisation), resumed when the outer run resumes (spec §7.4, §8).
+    _nested_runs: dict[str, Any] = field(default_factory=dict, repr=False)
 
     # -- approvals (spec §8) -------------------------------------------------------------
     def is_tool_approved(self, tool_name: str, call_id: str) -> bool | None:
@@ -158,6 +161,7 @@ class ToolContext(RunContextWrapper[TContext]):
             usage=wrapper.usage,
             tool_input=wrapper.tool_input,
             _approvals=wrapper._approvals,
+            _nested_runs=wrapper._nested_runs,
             tool_name=tool_name,
             tool_call_id=tool_call_id,
             tool_arguments=tool_arguments,

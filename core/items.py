@@ -23,6 +23,12 @@ __all__ = [
     "ToolCallOutputItem",
     "HandoffCallItem",
     "HandoffOutputItem",
+    "MCPApprovalRequestItem",
+    "MCPApprovalResponseItem",
+    "MCPListToolsItem",
+    "ToolSearchCallItem",
+    "ToolSearchOutputItem",
+    "mcp_approval_key",
 ]
 
 #: Output item types that are tool calls (local or hosted).
@@ -139,8 +145,74 @@ class ToolApprovalItem(_RunItemBase):
     def qualified_name(self) -> str:
         return f"{self.tool_namespace}.{self.tool_name}" if self.tool_namespace else self.tool_name
 
+    @property
+    def approval_key(self) -> str:
+        """The key decisions are stored under: ``qualified_name``, except for a hosted MCP
+        request (``mcp:<server_label>:<tool name>``; sticky per server and tool, spec §2.5)."""
+        if self.raw_item.get("type") == "mcp_approval_request":
+            return mcp_approval_key(str(self.raw_item.get("server_label")), self.tool_name)
+        return self.qualified_name
+
     def to_input_item(self) -> dict[str, Any] | None:
         return None
+
+
+def mcp_approval_key(server_label: str, tool_name: str) -> str:
+    """Approval bookkeeping key of one hosted MCP tool (``mcp:<server_label>:<name>``)."""
+    return f"mcp:{server_label}:{tool_name}"
+
+
+def _strip_created_by(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_created_by(v) for k, v in value.items() if k != "created_by"}
+    if isinstance(value, list):
+        return [_strip_created_by(v) for v in value]
+    return value
+
+
+@dataclass(eq=False)
+class ToolSearchCallItem(_RunItemBase):
+    """A ``tool_search_call`` output item (``tool_search_call_item``, spec §3.7)."""
+
+    type: str = field(init=False, default="tool_search_call_item")
+
+    def to_input_item(self) -> dict[str, Any] | None:
+        return _clean_for_input(_strip_created_by(self.raw_item))
+
+
+@dataclass(eq=False)
+class ToolSearchOutputItem(_RunItemBase):
+    """A ``tool_search_output`` item: the tool definitions a search loaded (spec §3.7)."""
+
+    type: str = field(init=False, default="tool_search_output_item")
+
+    def to_input_item(self) -> dict[str, Any] | None:
+        return _clean_for_input(_strip_created_by(self.raw_item))
+
+
+@dataclass(eq=False)
+class MCPListToolsItem(_RunItemBase):
+    """A hosted MCP server's ``mcp_list_tools`` item (``mcp_list_tools_item``, spec §2.5)."""
+
+    type: str = field(init=False, default="mcp_list_tools_item")
+
+
+@dataclass(eq=False)
+class MCPApprovalRequestItem(_RunItemBase):
+    """A hosted MCP ``mcp_approval_request`` (``mcp_approval_request_item``, spec §2.5)."""
+
+    type: str = field(init=False, default="mcp_approval_request_item")
+
+
+@dataclass(eq=False)
+class MCPApprovalResponseItem(_RunItemBase):
+    """The ``mcp_approval_response`` input item answering a request (spec §2.5).
+
+    ``raw_item`` is ``{"type": "mcp_approval_response", "approval_request_id", "approve"}``
+    plus ``reason`` (rejections with a reason) and ``caller`` (copied from the request).
+    """
+
+    type: str = field(init=False, default="mcp_approval_response_item")
 
 
 RunItem = (
@@ -151,6 +223,11 @@ RunItem = (
     | HandoffCallItem
     | HandoffOutputItem
     | ToolApprovalItem
+    | ToolSearchCallItem
+    | ToolSearchOutputItem
+    | MCPListToolsItem
+    | MCPApprovalRequestItem
+    | MCPApprovalResponseItem
 )
 
 ItemKind = Literal[
@@ -161,6 +238,11 @@ ItemKind = Literal[
     "handoff_call_item",
     "handoff_output_item",
     "tool_approval_item",
+    "tool_search_call_item",
+    "tool_search_output_item",
+    "mcp_list_tools_item",
+    "mcp_approval_request_item",
+    "mcp_approval_response_item",
 ]
 
 

@@ -32,6 +32,8 @@ class RunResult:
         last_agent: the agent that ran last.
         interruptions: pending :class:`ToolApprovalItem`s (spec §8).
         context_wrapper: the run context, with ``usage``.
+        agent_tool_invocation: for the nested run of an ``Agent.as_tool`` call, the outer
+            call's ``tool_name``, ``tool_call_id`` and ``tool_arguments``; else ``None``.
     """
 
     input: str | list[dict[str, Any]]
@@ -42,6 +44,7 @@ class RunResult:
     context_wrapper: RunContextWrapper[Any]
     interruptions: list[ToolApprovalItem] = field(default_factory=list)
     _state: RunState | None = field(default=None, repr=False)
+    agent_tool_invocation: Any = field(default=None, repr=False)
 
     @property
     def last_response_id(self) -> str | None:

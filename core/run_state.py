@@ -13,6 +13,9 @@ from .errors import UserError
 from .items import (
     HandoffCallItem,
     HandoffOutputItem,
+    MCPApprovalRequestItem,
+    MCPApprovalResponseItem,
+    MCPListToolsItem,
     MessageOutputItem,
     ModelResponse,
     ReasoningItem,
@@ -20,6 +23,8 @@ from .items import (
     ToolApprovalItem,
     ToolCallItem,
     ToolCallOutputItem,
+    ToolSearchCallItem,
+    ToolSearchOutputItem,
 )
 from .usage import Usage
 
@@ -38,6 +43,11 @@ _ITEM_CLASSES: dict[str, type[Any]] = {
     "handoff_call_item": HandoffCallItem,
     "handoff_output_item": HandoffOutputItem,
     "tool_approval_item": ToolApprovalItem,
+    "tool_search_call_item": ToolSearchCallItem,
+    "tool_search_output_item": ToolSearchOutputItem,
+    "mcp_list_tools_item": MCPListToolsItem,
+    "mcp_approval_request_item": MCPApprovalRequestItem,
+    "mcp_approval_response_item": MCPApprovalResponseItem,
 }
 
 
@@ -69,9 +79,13 @@ class RunState:
         return [i for i in self.generated_items if isinstance(i, ToolApprovalItem)]
 
     def approve(self, approval_item: ToolApprovalItem, always_approve: bool = False) -> None:
-        """Approve this call (or, with ``always_approve``, every call of the tool in this run)."""
+        """Approve this call (or, with ``always_approve``, every call of the tool in this run).
+
+        Hosted MCP requests are keyed by server label and tool name; approvals of a nested
+        ``Agent.as_tool`` run are decided here, on the outer state (spec §2.5, §8).
+        """
         self.context.approve_tool(
-            approval_item.qualified_name, approval_item.call_id, always_approve=always_approve
+            approval_item.approval_key, approval_item.call_id, always_approve=always_approve
         )
 
     def reject(
@@ -83,7 +97,7 @@ class RunState:
     ) -> None:
         """Reject this call; ``rejection_message`` is what the model is told (spec §8 precedence)."""
         self.context.reject_tool(
-            approval_item.qualified_name,
+            approval_item.approval_key,
             approval_item.call_id,
             always_reject=always_reject,
             rejection_message=rejection_message,
@@ -103,6 +117,10 @@ class RunState:
                 "approvals": {k: v.to_json() for k, v in self.context._approvals.items()},
                 "context": _jsonable_or_none(self.context.context),
                 "tool_input": _jsonable_or_none(self.context.tool_input),
+                "nested_runs": {
+                    call_id: run.to_json() if isinstance(run, RunState) else run
+                    for call_id, run in self.context._nested_runs.items()
+                },
             },
             "tool_use_tracker": dict(self.tool_use_tracker),
             "model_responses": [
@@ -149,6 +167,7 @@ class RunState:
         context._approvals = {
             k: ApprovalRecord.from_json(v) for k, v in (ctx_data.get("approvals") or {}).items()
         }
+        context._nested_runs = dict(ctx_data.get("nested_runs") or {})
         current_name = (state_json.get("current_agent") or {}).get("name")
         return cls(
             current_agent=agents.get(str(current_name), initial_agent),
@@ -226,6 +245,11 @@ def _agents_by_name(agent: Agent[Any]) -> dict[str, Agent[Any]]:
             continue
         found[current.name] = current
         pending.extend(h for h in current.handoffs if isinstance(h, Agent))
+        pending.extend(
+            nested
+            for tool in current.tools
+            if isinstance(nested := getattr(tool, "agent", None), Agent)
+        )
     return found
 
 

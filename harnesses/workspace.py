@@ -10,6 +10,8 @@ checkpoints the working tree before each model turn that can write (``RunHooks.o
 from __future__ import annotations
 
 import logging
+import os
+import signal
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,8 +174,10 @@ class Workspace:
             else self.decide_commands(list(request.data.action.commands))
         )
         sandbox = _SANDBOX[decision.sandbox] if self.sandbox_enabled else "off"
-        if self._mode == ApprovalMode.READ_ONLY and self.sandbox_enabled:
+        if self.sandbox_enabled and self._mode == ApprovalMode.READ_ONLY:
             sandbox = "read-only"
+        elif self.sandbox_enabled and self._mode == ApprovalMode.ASK and self.sandbox_available:
+            sandbox = "workspace-write"  # approved commands still run confined to the workspace
         if decision.checkpoint_required and self.last_checkpoint is None:
             await self.checkpoint("before destructive command")
         self.executor.sandbox = sandbox  # type: ignore[assignment]
@@ -199,6 +203,18 @@ class Workspace:
                 approve=False, reason=f"Refused by policy: {pending.decision.reason}"
             )
         return None
+
+    def kill_process_group(self, pid: int) -> bool:
+        """Terminate a running command's process group (``pid`` from ``ShellCommandStarted``).
+
+        Returns:
+            ``False`` when the group no longer exists.
+        """
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
 
     def reason_for(self, call_id: str) -> str | None:
         """Why the call needs a decision (for the approval prompt), if known."""

@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(bubblewrap git)
+# bubblewrap: shell sandbox; xvfb & xcb libs: the window without a display; chromium: the browser
+APT_PACKAGES=(bubblewrap git chromium xvfb xauth libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 fonts-dejavu-core)
+command -v npm >/dev/null 2>&1 || APT_PACKAGES+=(nodejs npm)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
@@ -26,3 +28,6 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -m pip install -q -e ".[dev,bench]"
     touch "$stamp"
 fi
+
+# The Codex CLI, pinned, in a project-local folder (.tools/codex)
+bash scripts/install_codex.sh

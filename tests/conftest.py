@@ -19,7 +19,16 @@ def _clean_environment(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """No test may reach the real OpenAI service or write to the real config/data dirs."""
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY", "OPENAI_ORG_ID"):
+    for name in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "CODEX_API_KEY",
+        "OPENAI_ORG_ID",
+        "CODEX_PATH",
+        "CODEX_HOME",
+        "OPENAI_AGENTS_CODEX_SUBPROCESS_STREAM_LIMIT_BYTES",
+        "TANDEM_CHROMIUM",
+    ):
         monkeypatch.delenv(name, raising=False)
     home = tmp_path_factory.mktemp("xdg")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))

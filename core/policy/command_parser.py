@@ -129,6 +129,32 @@ class _Inherit:
     hidden_args: bool = False
 
 
+def _refuse_bashlex_traps(src: str) -> None:
+    """Refuse input that sends bashlex 0.18 into an endless, memory-eating loop.
+
+    Found by fuzzing: a ``${`` whose braces never close (even inside quotes, e.g. ``'${'{``)
+    makes ``bashlex.parse`` loop forever while its memory grows. Such lines cannot be judged,
+    so they ask, like any other unparseable line.
+
+    Raises:
+        _Unsupported: the line has an unclosed ``${``.
+    """
+    start = src.find("${")
+    while start != -1:
+        depth, index = 0, start + 1
+        while index < len(src):
+            if src[index] == "{":
+                depth += 1
+            elif src[index] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            index += 1
+        if depth != 0:
+            raise _Unsupported("unclosed ${ (cannot be parsed safely)")
+        start = src.find("${", start + 2)
+
+
 class _Walker:
     def __init__(self) -> None:
         self.out: list[Segment] = []
@@ -139,6 +165,7 @@ class _Walker:
             raise _Unsupported("commands nested too deeply")
         if all(not line.strip() or line.lstrip().startswith("#") for line in src.splitlines()):
             return  # blank or comments only (bashlex fails on those)
+        _refuse_bashlex_traps(src)
         try:
             trees = bashlex.parse(src)
         except NotImplementedError as exc:
@@ -418,6 +445,8 @@ def parse_command(command: str | Sequence[str]) -> ParsedCommand:
             walker.script(command, "", _Inherit(), 0)
         except (_Unsupported, RecursionError) as exc:
             return _rough(source, str(exc) if isinstance(exc, _Unsupported) else "too deep")
+        except Exception as exc:  # a bashlex tree shape we do not know: judge it roughly
+            return _rough(source, f"cannot be parsed ({type(exc).__name__})")
         return ParsedCommand(source, tuple(walker.out))
     argv = [str(a) for a in command]
     source = shlex.join(argv)
@@ -425,6 +454,8 @@ def parse_command(command: str | Sequence[str]) -> ParsedCommand:
         walker.build([Word(a) for a in argv], source, "", _Inherit(), 0)
     except (_Unsupported, RecursionError) as exc:
         return _rough(source, str(exc) if isinstance(exc, _Unsupported) else "too deep")
+    except Exception as exc:
+        return _rough(source, f"cannot be parsed ({type(exc).__name__})")
     return ParsedCommand(source, tuple(walker.out))
 
 

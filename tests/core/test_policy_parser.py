@@ -212,3 +212,16 @@ def test_segment_text_is_the_source_text():
 def test_parser_never_raises(line: str):
     parsed = parse_command(line)
     assert isinstance(parsed.segments, tuple)
+
+
+def test_bashlex_traps_are_refused_not_parsed():
+    # bashlex 0.18 loops forever, eating memory, on an unclosed ``${`` (found by fuzzing)
+    for line in ("'${'{", "'${'=", "echo '${' | cat"):
+        parsed = parse_command(line)
+        assert parsed.error is not None and "${" in parsed.error
+
+
+def test_closed_parameter_expansion_still_parses():
+    parsed = parse_command('echo "${HOME}" && ls')
+    assert parsed.error is None
+    assert [s.argv[0] for s in parsed.segments] == ["echo", "ls"]

@@ -8,13 +8,22 @@ from typing import Any
 
 __all__ = [
     "apply_patch_call",
+    "code_interpreter_call",
     "custom_tool_call",
+    "file_search_call",
     "function_call",
+    "image_generation_call",
+    "mcp_approval_request",
+    "mcp_call",
+    "mcp_list_tools",
     "message",
     "new_id",
     "reasoning",
     "shell_call",
+    "tool_search_call",
+    "tool_search_output",
     "usage",
+    "web_search_call",
 ]
 
 
@@ -115,6 +124,138 @@ def apply_patch_call(operation: dict[str, Any], call_id: str | None = None) -> d
         "call_id": call_id or new_id("call"),
         "status": "completed",
         "operation": dict(operation),
+    }
+
+
+def web_search_call(query: str, id: str | None = None) -> dict[str, Any]:
+    """A completed ``web_search_call`` with a ``search`` action (spec §2.1)."""
+    return {
+        "type": "web_search_call",
+        "id": id or new_id("ws"),
+        "status": "completed",
+        "action": {"type": "search", "query": query},
+    }
+
+
+def file_search_call(
+    queries: list[str], results: list[dict[str, Any]] | None = None, id: str | None = None
+) -> dict[str, Any]:
+    """A completed ``file_search_call``; ``results`` entries are ``{file_id, filename, score,
+    text, attributes}`` (spec §2.2)."""
+    return {
+        "type": "file_search_call",
+        "id": id or new_id("fs"),
+        "queries": list(queries),
+        "status": "completed",
+        "results": results,
+    }
+
+
+def code_interpreter_call(
+    code: str, logs: str | None = None, id: str | None = None, container_id: str = "cntr_1"
+) -> dict[str, Any]:
+    """A completed ``code_interpreter_call`` with one ``logs`` output when given (spec §2.3)."""
+    return {
+        "type": "code_interpreter_call",
+        "id": id or new_id("ci"),
+        "code": code,
+        "container_id": container_id,
+        "outputs": [{"type": "logs", "logs": logs}] if logs is not None else [],
+        "status": "completed",
+    }
+
+
+def image_generation_call(result_b64: str | None, id: str | None = None) -> dict[str, Any]:
+    """A completed ``image_generation_call`` whose ``result`` is a base64 image (spec §2.4)."""
+    return {
+        "type": "image_generation_call",
+        "id": id or new_id("ig"),
+        "status": "completed",
+        "result": result_b64,
+    }
+
+
+def mcp_list_tools(server_label: str, names: list[str], id: str | None = None) -> dict[str, Any]:
+    """An ``mcp_list_tools`` item listing tools with empty object schemas (spec §2.5)."""
+    return {
+        "type": "mcp_list_tools",
+        "id": id or new_id("mcpl"),
+        "server_label": server_label,
+        "tools": [{"name": n, "input_schema": {"type": "object"}} for n in names],
+    }
+
+
+def mcp_call(
+    server_label: str,
+    name: str,
+    arguments: str | dict[str, Any],
+    output: str | None = None,
+    id: str | None = None,
+    approval_request_id: str | None = None,
+) -> dict[str, Any]:
+    """A completed ``mcp_call`` item (spec §2.5)."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments, separators=(",", ":"))
+    item: dict[str, Any] = {
+        "type": "mcp_call",
+        "id": id or new_id("mcp"),
+        "server_label": server_label,
+        "name": name,
+        "arguments": args,
+        "output": output,
+        "status": "completed",
+    }
+    if approval_request_id is not None:
+        item["approval_request_id"] = approval_request_id
+    return item
+
+
+def mcp_approval_request(
+    server_label: str, name: str, arguments: str | dict[str, Any], id: str | None = None
+) -> dict[str, Any]:
+    """An ``mcp_approval_request`` item (spec §2.5)."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments, separators=(",", ":"))
+    return {
+        "type": "mcp_approval_request",
+        "id": id or new_id("mcpr"),
+        "server_label": server_label,
+        "name": name,
+        "arguments": args,
+    }
+
+
+def tool_search_call(
+    arguments: dict[str, Any],
+    execution: str = "server",
+    call_id: str | None = None,
+    id: str | None = None,
+) -> dict[str, Any]:
+    """A completed ``tool_search_call`` (spec §3.7), with a ``created_by`` the runner strips."""
+    return {
+        "type": "tool_search_call",
+        "id": id or new_id("tsc"),
+        "call_id": call_id,
+        "arguments": dict(arguments),
+        "execution": execution,
+        "status": "completed",
+        "created_by": "resp_server",
+    }
+
+
+def tool_search_output(
+    tools: list[dict[str, Any]],
+    execution: str = "server",
+    call_id: str | None = None,
+    id: str | None = None,
+) -> dict[str, Any]:
+    """A completed ``tool_search_output`` carrying loaded tool definitions (spec §3.7)."""
+    return {
+        "type": "tool_search_output",
+        "id": id or new_id("tso"),
+        "call_id": call_id,
+        "execution": execution,
+        "status": "completed",
+        "tools": [dict(t) for t in tools],
+        "created_by": "resp_server",
     }
 
 

@@ -1,0 +1,502 @@
+"""The one typed settings model, loaded from and saved to a TOML file in the platform config dir."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import platformdirs
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from .errors import UserError
+from .policy.modes import ApprovalMode
+
+__all__ = [
+    "API_KEY_ENV",
+    "APP_NAME",
+    "ApiKey",
+    "DEFAULT_MODEL",
+    "MAX_RECENT_FOLDERS",
+    "SETTINGS_FILE_NAME",
+    "Settings",
+    "data_dir",
+    "load_settings",
+    "mask_secret",
+    "save_settings",
+    "settings_dir",
+    "settings_path",
+]
+
+logger = logging.getLogger("core")
+
+APP_NAME = "tandem"
+"""The name of the platform config and data folders."""
+
+SETTINGS_FILE_NAME = "settings.toml"
+"""The settings file's name inside :func:`settings_dir`."""
+
+DEFAULT_MODEL = "gpt-5.5"
+"""The model used when the settings name none."""
+
+API_KEY_ENV = "OPENAI_API_KEY"
+"""The environment variable whose value, when set, wins over the stored API key."""
+
+MAX_RECENT_FOLDERS = 10
+"""How many recent folders are kept (most recent first)."""
+
+_MASK = "••••"
+_STORED_FIELDS = (
+    "model",
+    "base_url",
+    "api_key",
+    "approval_mode",
+    "sandbox_enabled",
+    "chromium_path",
+    "codex_path",
+    "rules_file",
+    "recent_folders",
+    "last_folder",
+)
+
+
+def settings_dir() -> Path:
+    """The platform config folder of Tandem (``$XDG_CONFIG_HOME/tandem`` on Linux)."""
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def data_dir() -> Path:
+    """The platform data folder of Tandem (``$XDG_DATA_HOME/tandem`` on Linux): journals,
+    shadow checkpoint repositories."""
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def settings_path() -> Path:
+    """The default settings file, ``settings_dir() / "settings.toml"``."""
+    return settings_dir() / SETTINGS_FILE_NAME
+
+
+def mask_secret(secret: str | SecretStr | None) -> str:
+    """A secret for display: ``"••••abcd"``, at most its last 4 characters.
+
+    Short secrets show fewer characters (a quarter of their length, rounded down), so a
+    secret is never mostly revealed; an empty or missing one gives ``""``.
+    """
+    if secret is None:
+        return ""
+    value = secret.get_secret_value() if isinstance(secret, SecretStr) else secret
+    if not value:
+        return ""
+    shown = min(4, len(value) // 4)
+    return _MASK + (value[-shown:] if shown else "")
+
+
+class ApiKey(SecretStr):
+    """An API key: ``str``/``repr`` show ``'**********'``; :meth:`masked` shows ``••••abcd``."""
+
+    def masked(self) -> str:
+        """The key with everything but at most its last 4 characters hidden."""
+        return mask_secret(self)
+
+
+def _check_executable(value: Path | None) -> Path | None:
+    if value is None:
+        return None
+    path = value.expanduser()
+    if not path.exists():
+        raise ValueError(f"{path} does not exist")
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder, not a program")
+    if not os.access(path, os.X_OK):
+        raise ValueError(f"{path} is not executable")
+    return path
+
+
+class Settings(BaseModel):
+    """Tandem's settings (PRODUCT.md "Models", "Safety model").
+
+    Validated at construction and on assignment; an invalid value raises pydantic's
+    ``ValidationError`` (``load_settings`` turns it into a :class:`UserError` naming the
+    field). ``str``/``repr`` never show the API key.
+
+    Attributes:
+        model: the Responses API model name (default ``"gpt-5.5"``).
+        base_url: an ``http``/``https`` URL of a server speaking the Responses API, or ``None``
+            for the OpenAI default.
+        api_key: the key in use: ``$OPENAI_API_KEY`` when set, else the stored one.
+        api_key_source: where ``api_key`` came from: ``"env"``, ``"file"`` (stored in the
+            settings file; also a key set in code or in the settings dialog) or ``"none"``.
+            Not written to the file; a key from the environment is never written either.
+        approval_mode: ``read-only``, ``ask`` (default), ``auto`` or ``full``.
+        sandbox_enabled: run shell commands under bubblewrap when available (default on).
+        chromium_path: the Chromium executable for the browser tool; must exist and be
+            executable when set (``~`` is expanded).
+        codex_path: the Codex CLI executable; same checks.
+        rules_file: the JSON file of the user's allow/ask/deny rules; ``None`` means
+            ``settings_dir() / "rules.json"`` (see :attr:`rules_path`).
+        recent_folders: recently opened folders, most recent first, without duplicates; longer
+            lists are cut to the first :data:`MAX_RECENT_FOLDERS`.
+        last_folder: the folder opened last, or ``None``.
+    """
+
+    model_config = ConfigDict(validate_assignment=True, extra="forbid", frozen=False)
+
+    model: str = DEFAULT_MODEL
+    base_url: str | None = None
+    api_key: ApiKey | None = None
+    api_key_source: Literal["env", "file", "none"] = Field(default="none", exclude=True)
+    approval_mode: ApprovalMode = ApprovalMode.ASK
+    sandbox_enabled: bool = True
+    chromium_path: Path | None = None
+    codex_path: Path | None = None
+    rules_file: Path | None = None
+    recent_folders: list[Path] = Field(default_factory=list)
+    last_folder: Path | None = None
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("must not be empty")
+        if any(c.isspace() for c in value):
+            raise ValueError("must not contain spaces")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 - raises ValueError for a bad port
+        except ValueError as exc:
+            raise ValueError(f"{value!r} is not a valid URL ({exc})") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{value!r} is not an http:// or https:// URL with a host")
+        return value.rstrip("/")
+
+    @field_validator("api_key", mode="before")
+    @classmethod
+    def _api_key(cls, value: Any) -> Any:
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ValueError("must be a string")
+        value = value.strip()
+        if not value:
+            return None
+        if any(c.isspace() for c in value):
+            raise ValueError("must not contain spaces or line breaks")
+        return value
+
+    @field_validator("approval_mode", mode="before")
+    @classmethod
+    def _mode(cls, value: Any) -> Any:
+        if isinstance(value, str) and not isinstance(value, ApprovalMode):
+            choices = ", ".join(m.value for m in ApprovalMode)
+            for mode in ApprovalMode:
+                if value.strip().lower() == mode.value:
+                    return mode
+            raise ValueError(f"{value!r} is not one of {choices}")
+        return value
+
+    @field_validator("chromium_path", "codex_path")
+    @classmethod
+    def _executable(cls, value: Path | None) -> Path | None:
+        return _check_executable(value)
+
+    @field_validator("rules_file", "last_folder")
+    @classmethod
+    def _expand(cls, value: Path | None) -> Path | None:
+        if value is None or str(value) in ("", "."):
+            return None
+        return value.expanduser()
+
+    @field_validator("recent_folders")
+    @classmethod
+    def _recent(cls, value: list[Path]) -> list[Path]:
+        seen: list[Path] = []
+        for folder in value:
+            folder = folder.expanduser()
+            if folder not in seen:
+                seen.append(folder)
+        return seen[:MAX_RECENT_FOLDERS]
+
+    @model_validator(mode="after")
+    def _key_source(self) -> Settings:
+        # Keep the source consistent with the key without re-entering assignment validation.
+        if self.api_key is None:
+            self.__dict__["api_key_source"] = "none"
+        elif self.api_key_source == "none":
+            self.__dict__["api_key_source"] = "file"
+        return self
+
+    @property
+    def rules_path(self) -> Path:
+        """The rules file in effect: :attr:`rules_file` or ``settings_dir() / "rules.json"``."""
+        return self.rules_file if self.rules_file is not None else settings_dir() / "rules.json"
+
+    def masked_api_key(self) -> str:
+        """The API key for display (``"••••abcd"``), or ``""`` when there is none."""
+        return self.api_key.masked() if self.api_key is not None else ""
+
+    def with_api_key(self, key: str | None) -> Settings:
+        """A copy whose key is ``key`` as typed by the user (source ``"file"``; ``None`` or
+        ``""`` removes the stored key).
+
+        Raises:
+            pydantic.ValidationError: the key contains whitespace.
+        """
+        data = self._fields_dict()
+        data["api_key"] = key
+        data["api_key_source"] = "file" if key and key.strip() else "none"
+        return Settings.model_validate(data)
+
+    def with_recent_folder(self, folder: str | os.PathLike[str]) -> Settings:
+        """A copy with ``folder`` first in :attr:`recent_folders` and as :attr:`last_folder`."""
+        path = Path(folder).expanduser()
+        data = self._fields_dict()
+        data["recent_folders"] = [path, *(f for f in self.recent_folders if f != path)]
+        data["last_folder"] = path
+        return Settings.model_validate(data)
+
+    def _fields_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in type(self).model_fields}
+
+
+def _toml_string(value: str) -> str:
+    out = ['"']
+    for ch in value:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def _to_toml(settings: Settings, stored_key: str | None) -> str:
+    """The file text: flat ``key = value`` lines; ``None`` values are left out."""
+    values: dict[str, Any] = {
+        "model": settings.model,
+        "base_url": settings.base_url,
+        "api_key": stored_key,
+        "approval_mode": settings.approval_mode.value,
+        "sandbox_enabled": settings.sandbox_enabled,
+        "chromium_path": settings.chromium_path,
+        "codex_path": settings.codex_path,
+        "rules_file": settings.rules_file,
+        "recent_folders": [str(f) for f in settings.recent_folders],
+        "last_folder": settings.last_folder,
+    }
+    lines = ["# Tandem settings (written by the app; edit while it is closed).", ""]
+    for key in _STORED_FIELDS:
+        value = values[key]
+        if value is None:
+            continue
+        if isinstance(value, Path):
+            value = str(value)
+        lines.append(f"{key} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _describe_error(error: Any) -> str:
+    loc = ".".join(str(part) for part in error.get("loc", ())) or "settings"
+    message = str(error.get("msg", "invalid value"))
+    message = message.removeprefix("Value error, ")
+    if error.get("type") == "extra_forbidden":
+        known = ", ".join(_STORED_FIELDS)
+        return f"unknown setting {loc!r} (known settings: {known})"
+    return f"setting {loc!r}: {message}"
+
+
+def _read_table(path: Path) -> dict[str, Any] | None:
+    """The parsed file, or ``None`` when it does not exist.
+
+    Raises:
+        UserError: the file cannot be read or is not valid TOML.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise UserError(f"cannot read settings file {path}: {exc.strerror or exc}") from exc
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UserError(f"settings file {path} is not UTF-8 text: {exc.reason}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(
+            f"settings file {path} is not valid TOML ({exc}); fix or remove it"
+        ) from exc
+
+
+def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
+    """Read the settings file (defaults when it does not exist); ``$OPENAI_API_KEY`` wins
+    over a stored key.
+
+    The file is never changed by reading it.
+
+    Args:
+        path: the TOML file; default :func:`settings_path`.
+
+    Returns:
+        The validated settings (``api_key_source`` tells where the key came from).
+
+    Raises:
+        UserError: the file cannot be read, is not TOML, or holds an unknown or invalid
+            setting; the message names the file and the setting, e.g.
+            ``settings file …/settings.toml: setting 'base_url': 'ftp://x' is not an
+            http:// or https:// URL with a host``.
+    """
+    file = Path(path) if path is not None else settings_path()
+    table = _read_table(file) or {}
+    if "api_key_source" in table:
+        raise UserError(f"settings file {file}: unknown setting 'api_key_source'")
+    env_key = os.environ.get(API_KEY_ENV, "").strip()
+    data = dict(table)
+    if env_key:
+        data["api_key"] = env_key
+        data["api_key_source"] = "env"
+    elif data.get("api_key"):
+        data["api_key_source"] = "file"
+    try:
+        settings = Settings.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(_describe_error(e) for e in exc.errors())
+        raise UserError(f"settings file {file}: {problems}") from None
+    logger.debug("settings loaded from %s (api key source: %s)", file, settings.api_key_source)
+    return settings
+
+
+def _stored_key(settings: Settings, table: dict[str, Any] | None) -> str | None:
+    """The key to write: never the environment's; a key typed by the user otherwise."""
+    if settings.api_key_source == "env":
+        old = (table or {}).get("api_key")
+        return old if isinstance(old, str) and old else None
+    if settings.api_key is None:
+        return None
+    return settings.api_key.get_secret_value()
+
+
+def save_settings(settings: Settings, path: str | os.PathLike[str] | None = None) -> Path:
+    """Write ``settings`` to the TOML file atomically, with mode 0600.
+
+    The text goes to a temporary file in the same folder (mode 0600), is flushed and
+    fsynced, then replaces the old file with ``os.replace``: a crash leaves the old or the
+    new file, never a torn one. A key that came from ``$OPENAI_API_KEY`` is not written (a
+    key stored earlier is kept). An existing file that cannot be read as valid settings is
+    first copied aside as ``settings.toml.invalid-<UTC timestamp>``, so nothing the user
+    wrote is lost. The writer is built in (flat ``key = value`` lines; ``tomli_w`` is not a
+    dependency); ``tomllib`` reads the result back.
+
+    Args:
+        settings: what to write.
+        path: the TOML file; default :func:`settings_path` (its folder is created, 0700).
+
+    Returns:
+        The file written.
+
+    Raises:
+        UserError: the folder or file cannot be written.
+    """
+    file = Path(path) if path is not None else settings_path()
+    folder = file.parent
+    table: dict[str, Any] | None = None
+    if file.is_file():
+        try:
+            table = _read_table(file)
+            Settings.model_validate({k: v for k, v in (table or {}).items() if k != "api_key"})
+        except (UserError, ValidationError):
+            table = None
+            _keep_invalid(file)
+    text = _to_toml(settings, _stored_key(settings, table))
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise UserError(f"cannot write settings file {file}: {exc.strerror or exc}") from exc
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), 0o600)
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, file)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise UserError(f"cannot write settings file {file}: {exc.strerror or exc}") from exc
+        raise
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    logger.debug("settings saved to %s", file)
+    return file
+
+
+def _keep_invalid(file: Path) -> None:
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    backup = file.with_name(f"{file.name}.invalid-{stamp}")
+    n = 1
+    while backup.exists():
+        n += 1
+        backup = file.with_name(f"{file.name}.invalid-{stamp}-{n}")
+    try:
+        data = file.read_bytes()
+        fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    except OSError as exc:
+        raise UserError(
+            f"settings file {file} is invalid and could not be kept aside as {backup}: "
+            f"{exc.strerror or exc}; not overwriting it"
+        ) from exc
+    logger.warning("invalid settings file kept as %s", backup)

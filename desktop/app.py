@@ -1,0 +1,288 @@
+"""The composition root: builds the Qt application, the qasync loop, settings, harnesses, the
+controller and the main window, and runs them until the window closes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import qasync
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+import harnesses.codex
+from core import Agent, OpenAIProvider, RunConfig, UserError, codex_tool
+from core.policy import RuleStore
+from core.settings import Settings, load_settings
+from harnesses.sessions import SessionJournal
+from harnesses.sessions.journal import default_journal_path
+from harnesses.workspace import Workspace
+from resources import read_text
+
+from .controller import Controller
+from .main_window import MainWindow
+from .views.sessions_list import SessionSummary
+
+__all__ = ["AppOptions", "run_app"]
+
+logger = logging.getLogger("desktop")
+
+
+class AppOptions:
+    """How to start the window.
+
+    Attributes:
+        folder: the repository to open (default: the last one, else the current folder).
+        demo: open a copy of the bundled sample repository with the scripted demo model.
+        screenshot: save screenshots there (``-review`` suffix for the review moment) and quit;
+            the demo then answers its own approvals and reviews, like a user would.
+        journal_path: the session journal (default: the platform data dir).
+    """
+
+    def __init__(
+        self,
+        folder: Path | None = None,
+        *,
+        demo: bool = False,
+        screenshot: Path | None = None,
+        journal_path: Path | None = None,
+        settings_path: Path | None = None,
+    ) -> None:
+        self.folder = folder
+        self.demo = demo
+        self.screenshot = screenshot
+        self.journal_path = journal_path
+        self.settings_path = settings_path
+
+
+def _branch(folder: Path) -> str | None:
+    try:
+        import git
+
+        with git.Repo(folder) as repo:
+            return None if repo.head.is_detached else repo.active_branch.name
+    except Exception:
+        return None
+
+
+class _CodexRelay:
+    """Forwards Codex events to the controller, which exists only after the agent is built."""
+
+    def __init__(self) -> None:
+        self.target: Any = None
+
+    def __call__(self, event: Any) -> None:
+        if self.target is not None:
+            self.target(event)
+
+
+def _agent_factory(settings: Settings, relay: _CodexRelay) -> Any:
+    def build(workspace: Workspace) -> Agent[Any]:
+        tools: list[Any] = workspace.tools()
+        if (
+            harnesses.codex.find_codex_binary(
+                str(settings.codex_path) if settings.codex_path else None
+            )
+            is not None
+        ):
+            sandbox = {"read-only": "read-only", "full": "danger-full-access"}.get(
+                str(workspace.mode), "workspace-write"
+            )
+            tools.append(
+                codex_tool(
+                    sandbox_mode=sandbox,
+                    working_directory=str(workspace.root),
+                    skip_git_repo_check=True,
+                    on_stream=relay,
+                    codex_options={"codex_path_override": str(settings.codex_path)}
+                    if settings.codex_path
+                    else None,
+                )
+            )
+        return Agent(
+            name="Tandem",
+            instructions=read_text("prompts", "default_instructions.md"),
+            model=settings.model,
+            tools=tools,
+        )
+
+    return build
+
+
+class _Session:
+    """Everything one window owns, so it can be closed in one place."""
+
+    def __init__(self, options: AppOptions) -> None:
+        self.options = options
+        self.errors: list[str] = []
+        self.workdir: Path | None = None
+        self.codex_relay = _CodexRelay()
+        try:
+            self.settings = load_settings(options.settings_path)
+        except UserError as exc:
+            self.errors.append(f"Settings not loaded: {exc}")
+            self.settings = Settings()
+        if options.demo:
+            from .demo import build_demo_agent, copy_sample_repo, demo_session
+
+            self.workdir = Path(tempfile.mkdtemp(prefix="tandem-demo-"))
+            folder = copy_sample_repo(self.workdir / "inventory")
+            self.task: str | None = demo_session()["task"]
+            mode = "ask"
+
+            def factory(workspace: Workspace) -> Agent[Any]:
+                return build_demo_agent(workspace, delay_s=0.4)[0]
+
+            self.factory: Any = factory
+        else:
+            folder = (options.folder or self.settings.last_folder or Path.cwd()).resolve()
+            self.task = None
+            mode = str(self.settings.approval_mode)
+            self.factory = _agent_factory(self.settings, self.codex_relay)
+        self.rules_store = RuleStore(self.settings.rules_path)
+        try:
+            rules = list(self.rules_store.list())
+        except UserError as exc:
+            self.errors.append(str(exc))
+            rules = []
+        data = self.workdir / "data" if self.workdir else None
+        self.workspace = Workspace(
+            folder,
+            mode=mode,
+            rules=rules,
+            sandbox_enabled=self.settings.sandbox_enabled,
+            data_dir=data,
+        )
+        journal_path = options.journal_path or (
+            self.workdir / "journal.sqlite3" if self.workdir else default_journal_path()
+        )
+        self.journal = SessionJournal(journal_path)
+        title = self.task or f"Session in {folder.name}"
+        self.session_id = self.journal.create_session(folder, title[:80])
+        key = self.settings.api_key.get_secret_value() if self.settings.api_key else None
+        provider = OpenAIProvider(api_key=key, base_url=self.settings.base_url)
+        self.controller = Controller(
+            self.workspace,
+            self.factory,
+            run_config=RunConfig(model_provider=provider),
+            rules_store=self.rules_store,
+            journal=self.journal,
+            session_id=self.session_id,
+        )
+        self.codex_relay.target = self.controller.on_codex_event
+        self.window = MainWindow(self.controller, self.settings, branch=_branch(folder))
+
+    def sessions(self) -> list[SessionSummary]:
+        records = self.journal.sessions(self.workspace.root)
+        return [SessionSummary(r.id, r.title, r.updated_at, _status(r.status)) for r in records]
+
+    async def close(self) -> None:
+        await self.controller.shutdown()
+        self.journal.close()
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _status(status: str) -> str:
+    return {
+        "awaiting_approval": "waiting-approval",
+        "completed": "done",
+        "active": "running",
+        "cancelled": "done",
+    }.get(status, status)
+
+
+def run_app(options: AppOptions) -> int:
+    """Open the window and run until it closes; returns the exit code."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Tandem")
+    app.setOrganizationName("Tandem")
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    closed = loop.create_future()
+    session = _Session(options)
+    window = session.window
+    window.closed.connect(lambda: closed.done() or closed.set_result(None))
+    for error in session.errors:
+        window.conversation.add_notice(error, "error")
+    if (
+        not options.demo
+        and harnesses.codex.find_codex_binary(
+            str(session.settings.codex_path) if session.settings.codex_path else None
+        )
+        is None
+    ):
+        window.conversation.add_notice(
+            f"Codex CLI not found, so the agent cannot delegate to it. {harnesses.codex.codex_install_hint()}",
+            "warning",
+        )
+    window.sessions.set_sessions(session.sessions())
+    window.sessions.select(session.session_id)
+    window.sessions.sessionSelected.connect(lambda sid: _open_session(session, sid))
+    session.controller.runningChanged.connect(
+        lambda _running: window.sessions.set_sessions(session.sessions())
+    )
+    window.show()
+    session.controller.refresh_checkpoints()
+    if session.task:
+        QTimer.singleShot(600, lambda: session.controller.submit(session.task or ""))
+    if options.screenshot is not None:
+        _drive_screenshots(session, options.screenshot, closed)
+    try:
+        with loop:
+            loop.run_until_complete(closed)
+            loop.run_until_complete(session.close())
+    finally:
+        asyncio.set_event_loop(None)
+    return 0
+
+
+def _open_session(session: _Session, session_id: str) -> None:
+    if session_id == session.controller.session_id or session.controller.is_running:
+        return
+    session.window.conversation.clear()
+    session.controller.load_session(session_id)
+
+
+def _drive_screenshots(session: _Session, path: Path, closed: asyncio.Future[None]) -> None:
+    """Answer the demo's review and approval like a user after a pause, save screenshots."""
+    window, controller = session.window, session.controller
+    path.parent.mkdir(parents=True, exist_ok=True)
+    review_shot = path.with_name(path.stem + "-review" + path.suffix)
+
+    def on_proposal(proposal: Any) -> None:
+        def accept() -> None:
+            window.grab().save(str(review_shot))
+            for _ in proposal.hunks:
+                window.diff_view.accept_current()
+            window.diff_view.apply_reviewed()
+
+        QTimer.singleShot(1500, accept)
+
+    def on_approval(request: Any) -> None:
+        QTimer.singleShot(1200, lambda: window.approvals.allow_once())
+
+    def on_running(running: bool) -> None:
+        if not running:
+
+            def finish() -> None:
+                window.tabs.setCurrentIndex(1)
+                QTimer.singleShot(
+                    800,
+                    lambda: (
+                        window.grab().save(str(path)),
+                        closed.done() or closed.set_result(None),
+                    ),
+                )
+
+            QTimer.singleShot(800, finish)
+
+    controller.proposalSubmitted.connect(on_proposal)
+    controller.approvalRequested.connect(on_approval)
+    controller.runningChanged.connect(on_running)
+    QTimer.singleShot(60_000, lambda: closed.done() or closed.set_result(None))

@@ -1,0 +1,1 @@
+"""Desktop dialogs: one dialog per module (settings, ...)."""

@@ -1,0 +1,249 @@
+"""The main window: layout, menus and the single place where signals are wired."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QSplitter, QTabWidget, QVBoxLayout, QWidget
+
+from core.settings import Settings
+
+from .controller import Controller
+from .unified_diff import parse_unified_diff
+from .views.approval_panel import ApprovalPanel
+from .views.browser_placeholder import BrowserPlaceholder
+from .views.checkpoints_view import CheckpointInfo, CheckpointsView
+from .views.composer import Composer
+from .views.conversation_view import ConversationView
+from .views.diff_model import build_file_diff
+from .views.diff_view import DiffView
+from .views.sessions_list import SessionsList
+from .views.terminal_view import TerminalView
+from .views.top_bar import TopBar
+
+__all__ = ["MainWindow"]
+
+_TABS = ("Diff", "Terminal", "Browser", "Checkpoints")
+
+
+class MainWindow(QMainWindow):
+    """Sessions on the left, the conversation in the centre, diff/terminal/browser/checkpoints
+    on the right, the top bar above. Views only talk to the controller through signals."""
+
+    closed = Signal()
+
+    def __init__(
+        self, controller: Controller, settings: Settings, *, branch: str | None = None
+    ) -> None:
+        super().__init__()
+        self.controller = controller
+        self.settings = settings
+        self.setWindowTitle(f"Tandem — {controller.workspace.root.name}")
+        self.resize(1440, 900)
+
+        self.top_bar = TopBar()
+        self.sessions = SessionsList()
+        self.conversation = ConversationView()
+        self.approvals = ApprovalPanel()
+        self.composer = Composer()
+        self.diff_view = DiffView()
+        self.terminal = TerminalView()
+        self.browser = BrowserPlaceholder()
+        self.checkpoints = CheckpointsView()
+        self.tabs = QTabWidget()
+        for widget, name in zip(
+            (self.diff_view, self.terminal, self.browser, self.checkpoints), _TABS, strict=True
+        ):
+            self.tabs.addTab(widget, name)
+
+        centre = QWidget()
+        column = QVBoxLayout(centre)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(6)
+        column.addWidget(self.conversation, 1)
+        column.addWidget(self.approvals)
+        column.addWidget(self.composer)
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.sessions)
+        split.addWidget(centre)
+        split.addWidget(self.tabs)
+        split.setStretchFactor(1, 3)
+        split.setStretchFactor(2, 4)
+        split.setSizes([200, 560, 680])
+
+        root = QWidget()
+        layout = QVBoxLayout(root)
+        layout.setContentsMargins(8, 6, 8, 8)
+        layout.addWidget(self.top_bar)
+        layout.addWidget(split, 1)
+        self.setCentralWidget(root)
+
+        workspace = controller.workspace
+        self.top_bar.set_repository(str(workspace.root), branch)
+        self.top_bar.set_model(settings.model)
+        self.top_bar.set_mode(str(workspace.mode))
+        if not workspace.sandbox_enabled:
+            self.top_bar.set_sandbox("off", "Sandbox turned off in Settings")
+        elif workspace.sandbox_available:
+            self.top_bar.set_sandbox("on", "Commands run under bubblewrap")
+        else:
+            self.top_bar.set_sandbox(
+                "unavailable", "bubblewrap (bwrap) is not installed or does not work here"
+            )
+        self._settings_dialog: Any = None
+        self._proposals: dict[str, Any] = {}
+        self._build_menus()
+        self._connect_signals()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.closed.emit()
+        super().closeEvent(event)
+
+    # -- menus ---------------------------------------------------------------------------------
+    def _action(
+        self, menu: Any, text: str, shortcut: str | QKeySequence.StandardKey | None, slot: Any
+    ) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file = bar.addMenu("&File")
+        self._action(file, "&Open folder…", "Ctrl+O", self._open_folder)
+        recent = file.addMenu("Recent folders")
+        for folder in self.settings.recent_folders:
+            self._action(
+                recent, str(folder), None, lambda _=False, f=folder: self._open_path(Path(f))
+            )
+        file.addSeparator()
+        self._action(file, "&Settings…", "Ctrl+,", self.show_settings)
+        self._action(file, "&Quit", "Ctrl+Q", self.close)
+        session = bar.addMenu("&Session")
+        self._action(session, "&Send task", "Ctrl+Return", self.composer.submit)
+        self._action(session, "&Stop run", "Ctrl+.", self.controller.stop)
+        self._action(session, "&Refresh checkpoints", "Ctrl+R", self.controller.refresh_checkpoints)
+        view = bar.addMenu("&View")
+        for index, name in enumerate(_TABS):
+            self._action(
+                view,
+                name,
+                f"Ctrl+{index + 1}",
+                lambda _=False, i=index: self.tabs.setCurrentIndex(i),
+            )
+        self._action(view, "Focus composer", "Ctrl+L", lambda: self.composer.setFocus())
+
+    # -- wiring --------------------------------------------------------------------------------
+    def _connect_signals(self) -> None:
+        c = self.controller
+        self.composer.submitted.connect(c.submit)
+        self.composer.stopRequested.connect(c.stop)
+        c.runningChanged.connect(self.composer.set_running)
+        c.userMessage.connect(self.conversation.add_user_message)
+        c.assistantDelta.connect(self.conversation.append_assistant_delta)
+        c.assistantDone.connect(self.conversation.finish_assistant_message)
+        c.reasoning.connect(self.conversation.add_reasoning)
+        c.toolStarted.connect(self.conversation.add_tool_card)
+        c.toolUpdated.connect(self.conversation.update_tool_card)
+        c.notice.connect(self.conversation.add_notice)
+        c.usageChanged.connect(self.top_bar.set_usage)
+        c.modeChanged.connect(self.top_bar.set_mode)
+        self.top_bar.modeChangeRequested.connect(c.set_mode)
+        self.conversation.toolCardActivated.connect(self._show_tool)
+
+        c.approvalRequested.connect(self.approvals.enqueue)
+        c.approvalWithdrawn.connect(self.approvals.withdraw)
+        self.approvals.decided.connect(c.decide)
+
+        c.proposalSubmitted.connect(self._show_proposal)
+        c.proposalClosed.connect(self._close_proposal)
+        self.diff_view.applyRequested.connect(c.apply_review)
+
+        c.commandStarted.connect(self.terminal.on_command_started)
+        c.commandOutput.connect(self.terminal.on_output)
+        c.commandFinished.connect(self.terminal.on_command_finished)
+        self.terminal.killRequested.connect(c.kill_command)
+
+        c.checkpointsChanged.connect(self._show_checkpoints)
+        c.checkpointDiffReady.connect(self._show_checkpoint_diff)
+        self.checkpoints.diffRequested.connect(c.diff_checkpoints)
+        self.checkpoints.restoreRequested.connect(c.restore_checkpoint)
+        self.checkpoints.undoRestoreRequested.connect(c.undo_restore)
+
+    # -- slots -----------------------------------------------------------------------------------
+    def _show_tool(self, call_id: str, kind: str) -> None:
+        tab = {"shell": 1, "apply_patch": 0, "computer": 2, "codex": 1}.get(kind)
+        if tab is not None:
+            self.tabs.setCurrentIndex(tab)
+
+    def _show_proposal(self, proposal: Any) -> None:
+        old = proposal.old_text
+        new = None if proposal.kind == "delete" else proposal.new_text
+        diff = build_file_diff(proposal.move_to or proposal.path, old, new, proposal_id=proposal.id)
+        self._proposals[proposal.id] = diff
+        self.diff_view.set_read_only(False)
+        self.diff_view.set_files(list(self._proposals.values()))
+        self.diff_view.show_file(diff.path)
+        self.tabs.setCurrentIndex(0)
+
+    def _close_proposal(self, proposal_id: str) -> None:
+        if self._proposals.pop(proposal_id, None) is not None:
+            self.diff_view.set_files(list(self._proposals.values()))
+
+    def _show_checkpoints(self, checkpoints: list[Any]) -> None:
+        infos = [
+            CheckpointInfo(cp.id, cp.created_at, cp.turn, cp.label, len(cp.files_touched or ()))
+            for cp in checkpoints
+        ]
+        self.checkpoints.set_checkpoints(infos)
+
+    def _show_checkpoint_diff(self, a: str, b: str, text: str) -> None:
+        self._proposals.clear()
+        files = parse_unified_diff(text)
+        self.diff_view.set_read_only(True)
+        self.diff_view.set_files(files)
+        self.tabs.setCurrentIndex(0)
+        if not files:
+            self.conversation.add_notice(
+                f"No difference between {a} and {b or 'the working tree'}.", "info"
+            )
+
+    def _open_folder(self) -> None:
+        dialog = QFileDialog(self, "Open a repository folder", str(self.controller.workspace.root))
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.fileSelected.connect(lambda path: self._open_path(Path(path)))
+        dialog.open()
+
+    def _open_path(self, path: Path) -> None:
+        self.conversation.add_notice(
+            f"Restart Tandem on {path} to switch folders (tandem {path}).", "info"
+        )
+
+    def show_settings(self) -> None:
+        from .dialogs.settings_dialog import SettingsDialog
+
+        if self._settings_dialog is None:
+            self._settings_dialog = SettingsDialog(
+                self.settings, self.controller._rules_store, self
+            )
+            self._settings_dialog.settingsApplied.connect(self._apply_settings)
+        self._settings_dialog.show()
+        self._settings_dialog.raise_()
+
+    def _apply_settings(self, settings: Settings) -> None:
+        from core.settings import save_settings
+
+        self.settings = settings
+        try:
+            save_settings(settings)
+        except Exception as exc:
+            self.conversation.add_notice(f"Settings not saved: {exc}", "error")
+        self.controller.set_mode(str(settings.approval_mode))
+        self.top_bar.set_model(settings.model)

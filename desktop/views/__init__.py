@@ -1,0 +1,1 @@
+"""Desktop views: one widget per module (the diff review view, ...)."""

@@ -1,0 +1,46 @@
+"""The Codex CLI process behind ``core.codex_tool``; importing this package registers it.
+
+``SubprocessCodexExec`` implements core's ``CodexExec`` seam with the real
+``codex exec --experimental-json`` (binary resolution, argv, environment, JSONL stream,
+idle timeout, cancellation). On import it becomes the default for every ``codex_tool``
+built without ``codex=`` (``core.tools.codex.register_codex_exec_factory``).
+"""
+
+from core.tools.codex import register_codex_exec_factory
+
+from .argv import PROVIDER_ID, build_argv, provider_config, toml_literal
+from .binary import (
+    INSTALL_SCRIPT,
+    LOCAL_INSTALL_DIR,
+    PINNED_CODEX_VERSION,
+    CodexNotFoundError,
+    codex_install_hint,
+    find_codex_binary,
+    local_codex_binary,
+    resolve_codex_binary,
+)
+from .environment import build_child_env, codex_home, needs_private_tmpdir, resolve_api_key
+from .process import STDERR_KEEP_BYTES, SubprocessCodexExec
+
+register_codex_exec_factory(SubprocessCodexExec)
+
+__all__ = [
+    "INSTALL_SCRIPT",
+    "LOCAL_INSTALL_DIR",
+    "PINNED_CODEX_VERSION",
+    "PROVIDER_ID",
+    "STDERR_KEEP_BYTES",
+    "CodexNotFoundError",
+    "SubprocessCodexExec",
+    "build_argv",
+    "build_child_env",
+    "codex_home",
+    "codex_install_hint",
+    "find_codex_binary",
+    "local_codex_binary",
+    "needs_private_tmpdir",
+    "provider_config",
+    "resolve_api_key",
+    "resolve_codex_binary",
+    "toml_literal",
+]

@@ -1,0 +1,112 @@
+"""The ``codex exec --experimental-json`` argument list for one turn (spec §9.3)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from core.tools.codex import CodexExecArgs
+
+__all__ = ["PROVIDER_ID", "build_argv", "provider_config", "toml_literal"]
+
+#: Config id of the model provider ``base_url`` is mapped to (the CLI ignores OPENAI_BASE_URL).
+PROVIDER_ID = "tandem"
+
+
+def toml_literal(value: Any) -> str:
+    """``value`` as a TOML literal for ``--config key=<literal>``.
+
+    Raises:
+        TypeError: a value TOML cannot hold (``None``, a non-finite float, other objects).
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise TypeError("TOML config values must be finite numbers.")
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # JSON string escapes are valid TOML basic-string escapes
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_literal(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return (
+            "{"
+            + ", ".join(f"{json.dumps(str(k))} = {toml_literal(v)}" for k, v in value.items())
+            + "}"
+        )
+    raise TypeError(f"cannot write {type(value).__name__} as a TOML config value")
+
+
+def provider_config(base_url: str, *, with_key: bool) -> dict[str, Any]:
+    """``--config`` entries selecting a Responses provider at ``base_url``.
+
+    ``with_key`` adds ``env_key = "CODEX_API_KEY"`` (sent as ``Authorization: Bearer``).
+    """
+    prefix = f"model_providers.{PROVIDER_ID}"
+    config: dict[str, Any] = {
+        "model_provider": PROVIDER_ID,
+        f"{prefix}.name": "Tandem base_url",
+        f"{prefix}.base_url": base_url,
+        f"{prefix}.wire_api": "responses",
+    }
+    if with_key:
+        config[f"{prefix}.env_key"] = "CODEX_API_KEY"
+    return config
+
+
+def build_argv(
+    args: CodexExecArgs,
+    *,
+    output_schema_path: str | None = None,
+    extra_config: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """The arguments after the binary, in the order of spec §9.3.
+
+    Args:
+        args: the turn.
+        output_schema_path: the written ``--output-schema`` file, if any.
+        extra_config: more ``--config key=value`` pairs (provider override, user config),
+            placed after the option-derived ``--config`` flags.
+
+    Returns:
+        ``["exec", "--experimental-json", ..., "-"]`` (``-``: the prompt comes from stdin).
+    """
+    opts = args.thread_options
+    argv = ["exec", "--experimental-json"]
+    if opts.model:
+        argv += ["--model", opts.model]
+    if opts.sandbox_mode:
+        argv += ["--sandbox", opts.sandbox_mode]
+    if opts.working_directory:
+        argv += ["--cd", opts.working_directory]
+    for directory in opts.additional_directories or ():
+        argv += ["--add-dir", directory]
+    if opts.skip_git_repo_check:
+        argv.append("--skip-git-repo-check")
+    if output_schema_path:
+        argv += ["--output-schema", output_schema_path]
+    config: dict[str, Any] = {}
+    if opts.model_reasoning_effort:
+        config["model_reasoning_effort"] = opts.model_reasoning_effort
+    if opts.network_access_enabled is not None:
+        config["sandbox_workspace_write.network_access"] = opts.network_access_enabled
+    if opts.effective_web_search_mode is not None:
+        config["web_search"] = opts.effective_web_search_mode
+    if opts.approval_policy:
+        config["approval_policy"] = opts.approval_policy
+    config.update(extra_config or {})
+    for key, value in config.items():
+        argv += ["--config", f"{key}={toml_literal(value)}"]
+    if args.thread_id:
+        argv.append("resume")
+    for image in args.images:
+        argv += ["--image", image]
+    if args.thread_id:
+        argv.append(args.thread_id)
+    argv.append("-")
+    return argv

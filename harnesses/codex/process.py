@@ -1,0 +1,225 @@
+"""``SubprocessCodexExec``: runs ``codex exec --experimental-json`` for one turn (spec §9.3)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import shutil
+import signal as signals
+import tempfile
+from collections.abc import AsyncGenerator
+from pathlib import Path
+
+from core.tools.codex import (
+    STREAM_LIMIT_ENV,
+    CodexExecArgs,
+    CodexOptions,
+    resolve_stream_limit,
+)
+
+from .argv import build_argv, provider_config
+from .binary import resolve_codex_binary
+from .environment import build_child_env, codex_home, needs_private_tmpdir
+
+__all__ = ["STDERR_KEEP_BYTES", "SubprocessCodexExec"]
+
+logger = logging.getLogger("harnesses")
+
+#: How much of stderr (the tail, in bytes) is kept for error messages.
+STDERR_KEEP_BYTES = 65_536
+_STDERR_IN_MESSAGE_CHARS = 4_000
+
+
+class SubprocessCodexExec:
+    """The real Codex CLI as a :class:`core.tools.codex.CodexExec`.
+
+    Each :meth:`run` starts ``<codex> exec --experimental-json ...`` in its own process group
+    (``start_new_session``), writes the prompt to stdin and closes it, and yields stdout lines.
+    When ``CODEX_HOME`` lies under the child's temp dir the child gets a private ``TMPDIR``
+    inside ``CODEX_HOME``; a ``--output-schema`` file lives in a ``codex-output-schema-*``
+    temp dir. Both are removed afterwards.
+
+    Args:
+        options: binary, base URL, API key, environment, stream limit and extra config.
+        terminate_grace_seconds: seconds between SIGTERM and SIGKILL to the process group.
+
+    Attributes:
+        active_pids: process ids of running turns (the group ids too).
+        last_pid: the process id of the latest turn.
+        last_stderr: stderr (tail, decoded) of the latest finished turn.
+    """
+
+    def __init__(
+        self, options: CodexOptions | None = None, *, terminate_grace_seconds: float = 2.0
+    ) -> None:
+        self.options = options or CodexOptions()
+        self.terminate_grace_seconds = terminate_grace_seconds
+        self.active_pids: set[int] = set()
+        self.last_pid: int | None = None
+        self.last_stderr = ""
+
+    def _extra_config(self, env: dict[str, str]) -> dict[str, object]:
+        config: dict[str, object] = {}
+        if self.options.base_url:
+            config.update(
+                provider_config(self.options.base_url, with_key=bool(env.get("CODEX_API_KEY")))
+            )
+        config.update(self.options.config or {})
+        return config
+
+    async def run(self, args: CodexExecArgs) -> AsyncGenerator[str, None]:
+        """Run one turn; yield each stdout line (decoded, without the newline).
+
+        Raises:
+            CodexNotFoundError: no binary (a ``UserError``).
+            UserError: an invalid stream limit in the environment.
+            RuntimeError: ``"Codex stream idle for <n> seconds."``, a set ``signal``, a line
+                over the stream limit, or ``"Codex exec exited with code <n>: <stderr>"``.
+        """
+        if args.signal is not None and args.signal.is_set():
+            raise RuntimeError("Codex turn cancelled by signal before it started.")
+        binary = resolve_codex_binary(self.options.codex_path_override)
+        limit = resolve_stream_limit(self.options.codex_subprocess_stream_limit_bytes, os.environ)
+        env = build_child_env(self.options)
+        cleanup: list[Path] = []
+        try:
+            if needs_private_tmpdir(env):
+                home = codex_home(env)
+                home.mkdir(parents=True, exist_ok=True)
+                private = Path(tempfile.mkdtemp(prefix=".tmp-", dir=home))
+                cleanup.append(private)
+                env["TMPDIR"] = str(private)
+            schema_path = None
+            if args.output_schema is not None:
+                folder = Path(tempfile.mkdtemp(prefix="codex-output-schema-"))
+                cleanup.append(folder)
+                schema_path = folder / "schema.json"
+                schema_path.write_text(json.dumps(args.output_schema), encoding="utf-8")
+            argv = build_argv(
+                args,
+                output_schema_path=str(schema_path) if schema_path else None,
+                extra_config=self._extra_config(env),
+            )
+            async for line in self._spawn(binary, argv, env, args, limit):
+                yield line
+        finally:
+            for path in cleanup:
+                shutil.rmtree(path, ignore_errors=True)
+
+    async def _spawn(
+        self, binary: str, argv: list[str], env: dict[str, str], args: CodexExecArgs, limit: int
+    ) -> AsyncGenerator[str, None]:
+        proc = await asyncio.create_subprocess_exec(
+            binary,
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            limit=limit,
+            start_new_session=True,
+        )
+        self.last_pid = proc.pid
+        self.active_pids.add(proc.pid)
+        stderr = bytearray()
+        assert proc.stdout is not None and proc.stderr is not None
+        stderr_task = asyncio.ensure_future(_drain(proc.stderr, stderr))
+        try:
+            await _write_prompt(proc, args.input)
+            while True:
+                line = await self._next_line(proc.stdout, args, limit)
+                if not line:
+                    break
+                yield line.decode("utf-8", "replace").rstrip("\r\n")
+            code = await proc.wait()
+            await stderr_task
+            self.last_stderr = stderr.decode("utf-8", "replace")
+            if code != 0:
+                tail = self.last_stderr.strip()[-_STDERR_IN_MESSAGE_CHARS:]
+                raise RuntimeError(f"Codex exec exited with code {code}: {tail}")
+        finally:
+            await self._stop(proc)
+            if not stderr_task.done():
+                stderr_task.cancel()
+            await asyncio.gather(stderr_task, return_exceptions=True)
+            if not self.last_stderr:
+                self.last_stderr = stderr.decode("utf-8", "replace")
+            self.active_pids.discard(proc.pid)
+
+    async def _next_line(
+        self, stdout: asyncio.StreamReader, args: CodexExecArgs, limit: int
+    ) -> bytes:
+        """The next stdout line (``b""`` at EOF), watching the idle timeout and the signal."""
+        try:
+            if args.idle_timeout_seconds is None and args.signal is None:
+                return await stdout.readline()
+            read = asyncio.ensure_future(stdout.readline())
+            waiters: set[asyncio.Future[object]] = {read}  # type: ignore[arg-type]
+            stop = None
+            if args.signal is not None:
+                stop = asyncio.ensure_future(args.signal.wait())
+                waiters.add(stop)  # type: ignore[arg-type]
+            try:
+                done, _ = await asyncio.wait(
+                    waiters, timeout=args.idle_timeout_seconds, return_when=asyncio.FIRST_COMPLETED
+                )
+            finally:
+                for waiter in waiters:
+                    waiter.cancel()
+                await asyncio.gather(*waiters, return_exceptions=True)
+            if read in done and not read.cancelled():
+                return read.result()
+            if stop is not None and stop in done:
+                raise RuntimeError("Codex turn cancelled by signal.")
+            raise RuntimeError(f"Codex stream idle for {args.idle_timeout_seconds:g} seconds.")
+        except ValueError as exc:  # StreamReader: a line longer than the limit
+            raise RuntimeError(
+                f"Codex output line exceeded the stream limit of {limit} bytes (raise "
+                f"codex_subprocess_stream_limit_bytes or {STREAM_LIMIT_ENV})."
+            ) from exc
+
+    async def _stop(self, proc: asyncio.subprocess.Process) -> None:
+        """Make sure the process and its group are gone: SIGTERM, grace, SIGKILL."""
+        if proc.stdin is not None and not proc.stdin.is_closing():
+            proc.stdin.close()
+        try:
+            if proc.returncode is None:
+                _signal_group(proc.pid, signals.SIGTERM)
+                try:
+                    await asyncio.wait_for(proc.wait(), self.terminate_grace_seconds)
+                except TimeoutError:
+                    _signal_group(proc.pid, signals.SIGKILL)
+                    await proc.wait()
+        except BaseException:
+            _signal_group(proc.pid, signals.SIGKILL)  # cancelled while stopping: no waiting
+            raise
+        finally:
+            _signal_group(proc.pid, signals.SIGKILL)  # leftovers of the group (commands Codex ran)
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def _write_prompt(proc: asyncio.subprocess.Process, prompt: str) -> None:
+    """Write the prompt and close stdin (the CLI waits for EOF; pitfall 8)."""
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(prompt.encode("utf-8"))
+        await proc.stdin.drain()
+        proc.stdin.close()
+        await proc.stdin.wait_closed()
+    except (BrokenPipeError, ConnectionResetError):
+        logger.debug("codex exec closed stdin early")
+
+
+async def _drain(stream: asyncio.StreamReader, sink: bytearray) -> None:
+    """Read ``stream`` to EOF, keeping the last ``STDERR_KEEP_BYTES`` bytes in ``sink``."""
+    while chunk := await stream.read(65_536):
+        sink += chunk
+        if len(sink) > STDERR_KEEP_BYTES:
+            del sink[: len(sink) - STDERR_KEEP_BYTES]

@@ -1,0 +1,580 @@
+"""``SessionJournal``: sessions and their events in one SQLite file (WAL), secrets scrubbed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import enum
+import functools
+import itertools
+import json
+import logging
+import os
+import re
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any, TypeVar
+
+import platformdirs
+
+__all__ = [
+    "REDACTED",
+    "JournalError",
+    "JournalEvent",
+    "SessionJournal",
+    "SessionRecord",
+    "default_journal_path",
+    "redact",
+    "redact_text",
+]
+
+_log = logging.getLogger("harnesses")
+_T = TypeVar("_T")
+
+REDACTED = "[REDACTED]"
+"""What a scrubbed secret is replaced with."""
+
+SCHEMA_VERSION = 1
+"""``PRAGMA user_version`` of journals this module writes."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    repo TEXT NOT NULL,
+    title TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    status TEXT NOT NULL,
+    run_state_json TEXT
+);
+CREATE INDEX IF NOT EXISTS sessions_by_repo ON sessions (repo, updated_at);
+CREATE TABLE IF NOT EXISTS events (
+    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    ts REAL NOT NULL,
+    kind TEXT NOT NULL,
+    payload_json TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+"""
+_STATUS = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+
+
+class JournalError(Exception):
+    """A journal operation failed: unknown session, closed journal, unreadable database."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """One session's row (without its run state, which can be large).
+
+    Attributes:
+        id: the session id (32 hex characters).
+        repo: the repository folder, as a resolved absolute path string.
+        title: human title (scrubbed of secrets).
+        created_at: creation time, seconds since the epoch.
+        updated_at: time of the last event, status or run-state change, epoch seconds.
+        status: e.g. ``"active"``, ``"awaiting_approval"``, ``"completed"``, ``"failed"``,
+            ``"cancelled"``.
+        event_count: how many events are journaled.
+        has_run_state: whether a serialised ``RunState`` is stored (pending approvals).
+    """
+
+    id: str
+    repo: str
+    title: str
+    created_at: float
+    updated_at: float
+    status: str
+    event_count: int
+    has_run_state: bool
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEvent:
+    """One journaled event.
+
+    Attributes:
+        session_id: its session.
+        seq: 1, 2, 3… within the session, in the order the events were appended.
+        ts: when it was appended, seconds since the epoch.
+        kind: the event kind given by the caller (e.g. ``"user_message"``, ``"tool_call"``).
+        payload: the scrubbed JSON payload.
+    """
+
+    session_id: str
+    seq: int
+    ts: float
+    kind: str
+    payload: dict[str, Any]
+
+
+def default_journal_path() -> Path:
+    """``<platform data dir>/tandem/sessions.sqlite3`` (honours ``$XDG_DATA_HOME``)."""
+    return Path(platformdirs.user_data_dir("tandem", appauthor=False)) / "sessions.sqlite3"
+
+
+# -- redaction ------------------------------------------------------------------------------
+
+_SECRET_WORDS = frozenset(
+    {"token", "secret", "password", "passwd", "authorization", "cookie", "apikey", "credentials"}
+)
+_SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key")})
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_TEXT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # OpenAI-style keys: sk-..., sk-proj-...
+    (re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"), REDACTED),
+    # GitHub tokens and AWS access key ids.
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
+    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), REDACTED),
+    # "Authorization: Bearer abc..." and friends.
+    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}"), r"\1 " + REDACTED),
+    # Environment-style assignments: OPENAI_API_KEY=..., GITHUB_TOKEN="...".
+    (
+        re.compile(
+            r"\b([A-Z][A-Z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|PASSWD))\s*=\s*"
+            r"(\"[^\"]*\"|'[^']*'|\S+)"
+        ),
+        r"\1=" + REDACTED,
+    ),
+    # JSON text embedded in strings: "api_key": "...", "access_token": "...".
+    (
+        re.compile(
+            r'(?i)("[a-z0-9_\-]*(?:api[_\-]?key|token|secret|password|authorization)"\s*:\s*)'
+            r'"(?:[^"\\]|\\.)*"'
+        ),
+        r'\1"' + REDACTED + '"',
+    ),
+)
+
+
+def _is_secret_key(key: str) -> bool:
+    words = [w.lower() for w in _WORD.findall(key)]
+    if any(w in _SECRET_WORDS for w in words):
+        return True
+    return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words))
+
+
+def redact_text(text: str, extra_secrets: Iterable[str] = ()) -> str:
+    """``text`` with secret-looking substrings replaced by ``"[REDACTED]"``.
+
+    Removes ``sk-…`` keys (16+ characters after ``sk-``), GitHub tokens, AWS key ids, bearer
+    credentials, ``NAME_API_KEY=…``/``…_TOKEN=…`` assignments, JSON ``"api_key": "…"``
+    pairs embedded in text, and every occurrence of each of ``extra_secrets`` (values of
+    8+ characters, such as the configured API key).
+    """
+    for secret in extra_secrets:
+        if len(secret) >= 8:
+            text = text.replace(secret, REDACTED)
+    for pattern, replacement in _TEXT_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def redact(value: Any, extra_secrets: Iterable[str] = (), *, by_key: bool = True) -> Any:
+    """A JSON-ready copy of ``value`` with secrets removed.
+
+    Mappings keep their keys; the value of a key named like a secret (``api_key``,
+    ``apiKey``, ``access_token``, ``client_secret``, ``Authorization``, ``password``,
+    ``cookie``…) becomes ``"[REDACTED]"`` unless it is a number, a boolean or ``None`` (so
+    usage counts such as ``input_tokens`` survive: ``tokens`` is not ``token``). Every string
+    passes through :func:`redact_text`. Dataclasses become dicts, enums their values, paths
+    strings, tuples and sets lists, bytes ``"<N bytes>"``; anything else ``str(value)``.
+
+    Args:
+        value: the payload.
+        extra_secrets: literal secrets to remove wherever they appear.
+        by_key: also redact by key name (off for run states, whose keys are structural).
+    """
+    secrets = tuple(extra_secrets)
+    return _redact(value, secrets, by_key)
+
+
+def _redact(value: Any, secrets: tuple[str, ...], by_key: bool) -> Any:
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str):
+        return redact_text(value, secrets)
+    if isinstance(value, enum.Enum):
+        return _redact(value.value, secrets, by_key)
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = str(key)
+            if (
+                by_key
+                and _is_secret_key(name)
+                and not (item is None or isinstance(item, bool | int | float))
+            ):
+                out[name] = REDACTED
+            else:
+                out[name] = _redact(item, secrets, by_key)
+        return out
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return _redact(fields, secrets, by_key)
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_redact(item, secrets, by_key) for item in value]
+    if isinstance(value, PurePath):
+        return redact_text(str(value), secrets)
+    if isinstance(value, bytes | bytearray):
+        return f"<{len(value)} bytes>"
+    return redact_text(str(value), secrets)
+
+
+# -- the journal ----------------------------------------------------------------------------
+
+
+class SessionJournal:
+    """Sessions and their events in one SQLite database in WAL mode (PRODUCT.md "Sessions").
+
+    Every :meth:`append` is its own committed transaction, so killing the process at any
+    moment loses no event whose ``append`` returned; with ``synchronous=NORMAL`` in WAL mode
+    a power cut may lose the last few, never corrupt the file. Payloads, titles and run states
+    are scrubbed of secrets (:func:`redact`) before they are written.
+
+    Two ways to call it:
+
+    * the plain methods (``append``, ``events``…) block on SQLite; use them from worker
+      threads, scripts and tests;
+    * the ``a``-prefixed coroutines (``aappend``, ``aevents``…) and :meth:`append_nowait`
+      run the same work on one dedicated writer thread, in submission order, so the event
+      loop (and the Qt GUI running on it) never waits on the disk.
+
+    All calls share one connection under a lock; the journal is safe to use from several
+    threads. Close it with :meth:`close`/:meth:`aclose` (or ``with``/``async with``).
+
+    Args:
+        path: the database file (its folder is created, mode 0700); default
+            :func:`default_journal_path`.
+        extra_secrets: literal secret values (such as the configured API key) to remove
+            from everything written, wherever they appear.
+
+    Raises:
+        JournalError: the file is not a SQLite database, or WAL mode cannot be enabled.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, extra_secrets: Iterable[str] = ()
+    ) -> None:
+        self.path = Path(path) if path is not None else default_journal_path()
+        self._secrets = tuple(s for s in extra_secrets if s)
+        self._lock = threading.Lock()
+        self._closed = False
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=10.0
+            )
+        except (OSError, sqlite3.Error) as exc:
+            raise JournalError(f"cannot open session journal {self.path}: {exc}") from exc
+        try:
+            mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise JournalError(f"session journal {self.path}: WAL mode refused ({mode})")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(_SCHEMA)
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            elif version != SCHEMA_VERSION:
+                raise JournalError(
+                    f"session journal {self.path} has schema {version}; this Tandem reads "
+                    f"schema {SCHEMA_VERSION}"
+                )
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise JournalError(f"session journal {self.path} is unreadable: {exc}") from exc
+        except JournalError:
+            self._db.close()
+            raise
+        with contextlib.suppress(OSError):
+            os.chmod(self.path, 0o600)
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tandem-journal")
+
+    def __repr__(self) -> str:
+        return f"SessionJournal({str(self.path)!r})"
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Finish queued writes, then close the database (idempotent)."""
+        if self._closed:
+            return
+        self._writer.shutdown(wait=True)
+        with self._lock:
+            self._closed = True
+            self._db.close()
+
+    async def aclose(self) -> None:
+        """:meth:`close` without blocking the event loop."""
+        await asyncio.to_thread(self.close)
+
+    def __enter__(self) -> SessionJournal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> SessionJournal:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- blocking API -----------------------------------------------------------------------
+
+    def create_session(self, repo: str | os.PathLike[str], title: str) -> str:
+        """Start a session (status ``"active"``) and return its id (32 hex characters).
+
+        Args:
+            repo: the repository folder (stored resolved, absolute).
+            title: human title; scrubbed of secrets.
+        """
+        session_id = uuid.uuid4().hex
+        now = time.time()
+        repo_key = _repo_key(repo)
+        clean = redact_text(str(title), self._secrets)
+        with self._locked() as db:
+            db.execute(
+                "INSERT INTO sessions (id, repo, title, created_at, updated_at, status) "
+                "VALUES (?, ?, ?, ?, ?, 'active')",
+                (session_id, repo_key, clean, now, now),
+            )
+        return session_id
+
+    def append(self, session_id: str, kind: str, payload: Mapping[str, Any]) -> int:
+        """Append one event and commit it before returning.
+
+        Args:
+            session_id: an existing session.
+            kind: the event kind, a non-empty string.
+            payload: a mapping of JSON-compatible values (see :func:`redact` for how other
+                values are converted); secrets are scrubbed before writing.
+
+        Returns:
+            The event's ``seq`` (1 for the first event of the session).
+
+        Raises:
+            JournalError: unknown session, empty kind, or a database failure.
+            TypeError: ``payload`` is not a mapping.
+        """
+        if not isinstance(payload, Mapping):
+            raise TypeError(f"payload must be a mapping, not {type(payload).__name__}")
+        if not isinstance(kind, str) or not kind.strip():
+            raise JournalError("event kind must be a non-empty string")
+        text = json.dumps(redact(payload, self._secrets), ensure_ascii=False)
+        now = time.time()
+        with self._locked() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                self._require(db, session_id)
+                seq = db.execute(
+                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE session_id = ?",
+                    (session_id,),
+                ).fetchone()[0]
+                db.execute(
+                    "INSERT INTO events (session_id, seq, ts, kind, payload_json) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (session_id, seq, now, kind, text),
+                )
+                db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+                db.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise
+        return int(seq)
+
+    def events(self, session_id: str, *, after_seq: int = 0) -> list[JournalEvent]:
+        """The session's events with ``seq > after_seq``, in order.
+
+        Raises:
+            JournalError: unknown session.
+        """
+        with self._locked() as db:
+            self._require(db, session_id)
+            rows = db.execute(
+                "SELECT seq, ts, kind, payload_json FROM events "
+                "WHERE session_id = ? AND seq > ? ORDER BY seq",
+                (session_id, after_seq),
+            ).fetchall()
+        return [JournalEvent(session_id, seq, ts, kind, json.loads(p)) for seq, ts, kind, p in rows]
+
+    def sessions(self, repo: str | os.PathLike[str] | None = None) -> list[SessionRecord]:
+        """All sessions (or those of ``repo``), most recently updated first."""
+        query = (
+            "SELECT s.id, s.repo, s.title, s.created_at, s.updated_at, s.status, "
+            "(SELECT COUNT(*) FROM events e WHERE e.session_id = s.id), "
+            "s.run_state_json IS NOT NULL FROM sessions s"
+        )
+        args: tuple[Any, ...] = ()
+        if repo is not None:
+            query += " WHERE s.repo = ?"
+            args = (_repo_key(repo),)
+        query += " ORDER BY s.updated_at DESC, s.created_at DESC"
+        with self._locked() as db:
+            rows = db.execute(query, args).fetchall()
+        return [
+            SessionRecord(r[0], r[1], r[2], r[3], r[4], r[5], int(r[6]), bool(r[7])) for r in rows
+        ]
+
+    def session(self, session_id: str) -> SessionRecord:
+        """One session's record.
+
+        Raises:
+            JournalError: unknown session.
+        """
+        for record in self.sessions():
+            if record.id == session_id:
+                return record
+        raise JournalError(f"no session {session_id!r} in {self.path}")
+
+    def save_run_state(self, session_id: str, state_json: str | None) -> None:
+        """Store the serialised ``RunState`` (``RunState.to_string()``), or clear it with
+        ``None``. String values inside are scrubbed of secret patterns (keys are kept so
+        the state still loads).
+
+        Raises:
+            JournalError: unknown session, or ``state_json`` is not valid JSON.
+        """
+        text: str | None = None
+        if state_json is not None:
+            try:
+                data = json.loads(state_json)
+            except (TypeError, ValueError) as exc:
+                raise JournalError(f"run state of session {session_id} is not JSON: {exc}") from exc
+            text = json.dumps(redact(data, self._secrets, by_key=False), ensure_ascii=False)
+        self._update(session_id, "run_state_json", text)
+
+    def load_run_state(self, session_id: str) -> str | None:
+        """The stored run state JSON, or ``None``.
+
+        Raises:
+            JournalError: unknown session.
+        """
+        with self._locked() as db:
+            row = db.execute(
+                "SELECT run_state_json FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+        if row is None:
+            raise JournalError(f"no session {session_id!r} in {self.path}")
+        return row[0] if row[0] is None else str(row[0])
+
+    def set_status(self, session_id: str, status: str) -> None:
+        """Set the session's status: a short lowercase word such as ``"active"``,
+        ``"awaiting_approval"``, ``"completed"``, ``"failed"`` or ``"cancelled"``.
+
+        Raises:
+            JournalError: unknown session, or a status that is not ``[a-z][a-z0-9_-]{0,31}``.
+        """
+        if not isinstance(status, str) or not _STATUS.match(status):
+            raise JournalError(f"bad session status {status!r}")
+        self._update(session_id, "status", status)
+
+    # -- non-blocking API -------------------------------------------------------------------
+
+    def append_nowait(self, session_id: str, kind: str, payload: Mapping[str, Any]) -> Future[int]:
+        """Queue :meth:`append` on the writer thread and return at once (for Qt slots).
+
+        Events queued this way are written in call order. The returned future holds the
+        ``seq`` or the error; an error is also logged (without the payload).
+        """
+        future = self._submit(self.append, session_id, kind, payload)
+        future.add_done_callback(_log_failure)
+        return future
+
+    async def acreate_session(self, repo: str | os.PathLike[str], title: str) -> str:
+        """:meth:`create_session` on the writer thread."""
+        return await self._run(self.create_session, repo, title)
+
+    async def aappend(self, session_id: str, kind: str, payload: Mapping[str, Any]) -> int:
+        """:meth:`append` on the writer thread (in order with other queued writes)."""
+        return await self._run(self.append, session_id, kind, payload)
+
+    async def aevents(self, session_id: str, *, after_seq: int = 0) -> list[JournalEvent]:
+        """:meth:`events` on the writer thread (sees every write queued before it)."""
+        return await self._run(functools.partial(self.events, after_seq=after_seq), session_id)
+
+    async def asessions(self, repo: str | os.PathLike[str] | None = None) -> list[SessionRecord]:
+        """:meth:`sessions` on the writer thread."""
+        return await self._run(self.sessions, repo)
+
+    async def asave_run_state(self, session_id: str, state_json: str | None) -> None:
+        """:meth:`save_run_state` on the writer thread."""
+        await self._run(self.save_run_state, session_id, state_json)
+
+    async def aload_run_state(self, session_id: str) -> str | None:
+        """:meth:`load_run_state` on the writer thread."""
+        return await self._run(self.load_run_state, session_id)
+
+    async def aset_status(self, session_id: str, status: str) -> None:
+        """:meth:`set_status` on the writer thread."""
+        await self._run(self.set_status, session_id, status)
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _submit(self, fn: Callable[..., _T], *args: Any) -> Future[_T]:
+        if self._closed:
+            raise JournalError(f"session journal {self.path} is closed")
+        try:
+            return self._writer.submit(fn, *args)
+        except RuntimeError as exc:  # shut down between the check and the submit
+            raise JournalError(f"session journal {self.path} is closed") from exc
+
+    async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
+        return await asyncio.wrap_future(self._submit(fn, *args))
+
+    def _locked(self) -> _Locked:
+        return _Locked(self)
+
+    def _require(self, db: sqlite3.Connection, session_id: str) -> None:
+        if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+            raise JournalError(f"no session {session_id!r} in {self.path}")
+
+    def _update(self, session_id: str, column: str, value: Any) -> None:
+        with self._locked() as db:
+            cursor = db.execute(
+                f"UPDATE sessions SET {column} = ?, updated_at = ? WHERE id = ?",
+                (value, time.time(), session_id),
+            )
+            if cursor.rowcount == 0:
+                raise JournalError(f"no session {session_id!r} in {self.path}")
+
+
+class _Locked:
+    """``with journal._locked() as db``: the connection under the lock, errors wrapped."""
+
+    __slots__ = ("_journal",)
+
+    def __init__(self, journal: SessionJournal) -> None:
+        self._journal = journal
+
+    def __enter__(self) -> sqlite3.Connection:
+        self._journal._lock.acquire()
+        if self._journal._closed:
+            self._journal._lock.release()
+            raise JournalError(f"session journal {self._journal.path} is closed")
+        return self._journal._db
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self._journal._lock.release()
+        if isinstance(exc, sqlite3.Error):
+            raise JournalError(f"session journal {self._journal.path}: {exc}") from exc
+
+
+def _repo_key(repo: str | os.PathLike[str]) -> str:
+    return os.path.realpath(os.fspath(repo))
+
+
+def _log_failure(future: Future[int]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        _log.error("journal append failed: %s", future.exception())

@@ -1,0 +1,91 @@
+"""Builds a real window on a scripted session, for the desktop tests and their crash child.
+
+``python -m tests.desktop.app_scenario REPO JOURNAL`` starts a session that stops at a shell
+approval, prints ``SESSION <id>`` once the approval is on screen and then dies with
+``os._exit`` (a crash: no clean-up runs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import qasync
+from PySide6.QtWidgets import QApplication
+
+from core import Agent, ScriptedModel
+from core.settings import Settings
+from desktop.controller import Controller
+from desktop.main_window import MainWindow
+from harnesses.sessions import SessionJournal
+from harnesses.workspace import Workspace
+
+PATCH = "\n".join(["@@", " alpha", "-beta", "+BETA", " gamma", "@@", " omega", "-psi", "+PSI", ""])
+
+
+def turns() -> list[dict[str, Any]]:
+    lines_patch = {"type": "update_file", "path": "notes.txt", "diff": PATCH}
+    return [
+        {"output": [{"type": "apply_patch_call", "call_id": "p1", "operation": lines_patch}]},
+        {
+            "output": [
+                {"type": "shell_call", "call_id": "s1", "action": {"commands": ["touch made.txt"]}}
+            ]
+        },
+        {
+            "output": [
+                {"type": "message", "content": [{"type": "output_text", "text": "All **done**."}]}
+            ]
+        },
+    ]
+
+
+def notes_text() -> str:
+    body = ["alpha", "beta", "gamma", *[f"filler {n}" for n in range(12)], "omega", "psi", "chi"]
+    return "\n".join(body) + "\n"
+
+
+def build(
+    repo: Path,
+    journal: SessionJournal,
+    model_turns: list[dict[str, Any]],
+    session_id: str | None = None,
+) -> tuple[Controller, MainWindow]:
+    workspace = Workspace(repo, mode="ask", data_dir=repo.parent / "data")
+
+    def factory(ws: Workspace) -> Agent[Any]:
+        return Agent(name="Tandem", model=ScriptedModel(model_turns), tools=ws.tools())
+
+    sid = session_id or journal.create_session(repo, "scenario")
+    controller = Controller(workspace, factory, journal=journal, session_id=sid)
+    window = MainWindow(controller, Settings())
+    return controller, window
+
+
+def _crash_child(repo: Path, journal_path: Path) -> None:
+    app = QApplication.instance() or QApplication([])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    journal = SessionJournal(journal_path)
+    # the patch turn is already done in this scenario: start at the shell call
+    controller, window = build(repo, journal, turns()[1:])
+    window.show()
+
+    def on_approval(_request: Any) -> None:
+        journal.close()  # flushes the writer thread; the run state was saved before asking
+        print(f"SESSION {controller.session_id}", flush=True)
+        os._exit(3)
+
+    controller.approvalRequested.connect(on_approval)
+    controller.submit("make a file")
+    with loop:
+        loop.run_forever()
+
+
+if __name__ == "__main__":
+    _crash_child(Path(sys.argv[1]), Path(sys.argv[2]))
