@@ -6,6 +6,12 @@ with ``from agents import X`` replaced by ``from core import X``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .models.openai_responses import OpenAIResponsesModel
+    from .models.scripted import ScriptedModel
+
 from .agent import Agent, AgentBase, StopAtTools, ToolsToFinalOutputResult
 from .context import RunContextWrapper, ToolContext
 from .errors import (
@@ -43,8 +49,7 @@ from .items import (
 from .lifecycle import AgentHooks, RunHooks
 from .model_settings import ModelSettings
 from .models.interface import Model, ModelProvider, ModelRequest
-from .models.openai_responses import OpenAIProvider, OpenAIResponsesModel
-from .models.scripted import ScriptedModel
+from .models.provider import OpenAIProvider
 from .result import RunResult, RunResultStreaming
 from .run_config import RunConfig, ToolErrorFormatterArgs
 from .run_state import RunState
@@ -232,3 +237,16 @@ __all__ = [
     "function_tool",
     "tool_namespace",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Load the ``openai``-backed models on first use (importing ``openai`` takes ~0.7 s)."""
+    if name == "OpenAIResponsesModel":
+        from .models.openai_responses import OpenAIResponsesModel
+
+        return OpenAIResponsesModel
+    if name == "ScriptedModel":
+        from .models.scripted import ScriptedModel
+
+        return ScriptedModel
+    raise AttributeError(f"module 'core' has no attribute {name!r}")

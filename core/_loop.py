@@ -10,7 +10,13 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ._tool_exec import ProcessedResponse, StepOutcome, process_response, run_tools
+from ._tool_exec import (
+    CLIENT_TOOL_SEARCH_MESSAGE,
+    ProcessedResponse,
+    StepOutcome,
+    process_response,
+    run_tools,
+)
 from .agent import Agent, ToolsToFinalOutputResult
 from .context import RunContextWrapper
 from .errors import MaxTurnsExceeded, ModelBehaviorError, UserError
@@ -38,12 +44,14 @@ from .items import (
 from .lifecycle import call_hook
 from .models.history import InputHistory
 from .models.interface import Model, ModelRequest
-from .models.openai_responses import OpenAIProvider, item_to_dict
+from .models.provider import OpenAIProvider
+from .models.wire import item_to_dict
 from .result import RunResult
 from .run_config import RunConfig
 from .run_state import RunState
 from .tools.computer import ensure_single_computer_tool
 from .tools.tool_search import (
+    ToolSearchTool,
     tools_payload,
     validate_named_tool_choice,
     validate_tool_search_configuration,
@@ -291,6 +299,9 @@ class RunLoop:
         ensure_single_computer_tool(tools)
         settings.tool_choice = _normalize_tool_choice(settings.tool_choice, tools, model_name)
         validate_tool_search_configuration(tools)
+        if any(isinstance(t, ToolSearchTool) and t.execution == "client" for t in tools):
+            # the standard runner cannot execute client tool search: refuse before any request
+            raise UserError(CLIENT_TOOL_SEARCH_MESSAGE)
         includes = [i for tool in tools for i in getattr(tool, "request_include", ())]
         if includes:
             settings.include = list(dict.fromkeys([*(settings.include or []), *includes]))

@@ -229,17 +229,33 @@ def run_app(options: AppOptions) -> int:
     )
     window.show()
     session.controller.refresh_checkpoints()
+    prewarm = loop.run_in_executor(None, _prewarm_lexers)  # first diffs then open without a stall
     if session.task:
         QTimer.singleShot(600, lambda: session.controller.submit(session.task or ""))
     if options.screenshot is not None:
         _drive_screenshots(session, options.screenshot, closed)
+    code = 0
     try:
         with loop:
             loop.run_until_complete(closed)
+            loop.run_until_complete(prewarm)
+            if options.demo:
+                from .demo import sample_tests_pass
+
+                green = sample_tests_pass(session.workspace.root)
+                print(f"tandem demo: sample repository tests {'green' if green else 'RED'}")
+                code = 0 if green else 1
             loop.run_until_complete(session.close())
     finally:
         asyncio.set_event_loop(None)
-    return 0
+    return code
+
+
+def _prewarm_lexers() -> None:
+    from .views.diff_highlight import lexer_for_path
+
+    for name in ("a.py", "a.js", "a.ts", "a.md", "a.json", "a.toml", "a.yaml", "a.sh", "a.rs", "a.go"):
+        lexer_for_path(name)
 
 
 def _open_session(session: _Session, session_id: str) -> None:

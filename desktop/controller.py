@@ -32,6 +32,7 @@ from harnesses.shell import ShellCommandFinished, ShellCommandStarted, ShellEven
 from harnesses.workspace import Workspace
 
 from .views.approval_panel import ApprovalRequest
+from .views.diff_highlight import lexer_for_path
 
 __all__ = ["Controller"]
 
@@ -486,9 +487,14 @@ class Controller(QObject):
                     None,
                     "waiting for your review (Diff tab)",
                 )
-            self.proposalSubmitted.emit(proposal)
+            self._spawn(self._show_proposal(proposal))
         else:
             self.proposalClosed.emit(proposal.id)
+
+    async def _show_proposal(self, proposal: Proposal) -> None:
+        # compiling a pygments lexer the first time takes ~100 ms: do it off the GUI thread
+        await asyncio.to_thread(lexer_for_path, proposal.move_to or proposal.path)
+        self.proposalSubmitted.emit(proposal)
 
     # -- Codex (codex_tool on_stream) ---------------------------------------------------------
     def on_codex_event(self, stream_event: Any) -> None:
@@ -535,7 +541,9 @@ class Controller(QObject):
         except Exception as exc:
             self.notice.emit(f"Cannot show Codex's changes: {exc}", "warning")
             return
-        self.checkpointDiffReady.emit(checkpoint.id, "", _only_paths(text, paths))
+        text = _only_paths(text, paths)
+        await asyncio.to_thread(_prewarm_lexers, text)
+        self.checkpointDiffReady.emit(checkpoint.id, "", text)
 
     # -- checkpoints -----------------------------------------------------------------------------
     async def _refresh_checkpoints(self) -> None:
@@ -552,6 +560,7 @@ class Controller(QObject):
         except Exception as exc:
             self.notice.emit(f"Cannot diff checkpoints: {exc}", "error")
             return
+        await asyncio.to_thread(_prewarm_lexers, text)
         self.checkpointDiffReady.emit(a, b or "", text)
 
     async def _restore(self, checkpoint_id: str) -> None:
@@ -579,6 +588,13 @@ class Controller(QObject):
         self._journal("undo_restore", {})
         self.notice.emit("Restore undone.", "info")
         await self._refresh_checkpoints()
+
+
+def _prewarm_lexers(diff_text: str) -> None:
+    """Build the lexers of every file in a ``git diff`` text (off the GUI thread)."""
+    for line in diff_text.splitlines():
+        if line.startswith("diff --git ") and " b/" in line:
+            lexer_for_path(line.split(" b/", 1)[1])
 
 
 def _only_paths(diff_text: str, paths: list[str]) -> str:

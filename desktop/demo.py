@@ -7,8 +7,10 @@ checkpoint), runs a check in the shell (sandboxed when bubblewrap is available) 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +23,13 @@ from core.items import ItemHelpers
 from harnesses.workspace import Workspace
 from resources import read_text, resource
 
-__all__ = ["build_demo_agent", "copy_sample_repo", "demo_session", "run_headless_demo"]
+__all__ = [
+    "build_demo_agent",
+    "copy_sample_repo",
+    "demo_session",
+    "run_headless_demo",
+    "sample_tests_pass",
+]
 
 _DEMO_ACTOR = git.Actor("Tandem demo", "demo@tandem.invalid")
 
@@ -58,6 +66,18 @@ def copy_sample_repo(target: Path, *, init_git: bool = True) -> Path:
         repo.index.commit("Sample repository", author=_DEMO_ACTOR, committer=_DEMO_ACTOR)
         repo.close()
     return target
+
+
+def sample_tests_pass(repo: Path) -> bool:
+    """Run the sample repository's tests (``python3 -m unittest``); ``True`` when green."""
+    result = subprocess.run(
+        [sys.executable, "-m", "unittest", "-q"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return result.returncode == 0
 
 
 def build_demo_agent(workspace: Workspace, *, delay_s: float = 0.05) -> tuple[Agent[Any], str]:
@@ -118,8 +138,9 @@ async def run_headless_demo(out: TextIO = sys.stdout) -> int:
             f"{usage.output_tokens} output tokens]",
             file=out,
         )
-        changed = 'if item["qty"] > 0' in (repo / "src" / "inventory.py").read_text()
-        return 0 if result.final_output and changed else 1
+        green = await asyncio.to_thread(sample_tests_pass, repo)
+        print(f"sample repository tests: {'green' if green else 'RED'}", file=out)
+        return 0 if result.final_output and green else 1
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -41,3 +41,45 @@ def _clean_environment(
 async def model(openai_client: openai.AsyncOpenAI) -> AsyncIterator[OpenAIResponsesModel]:  # noqa: F811
     """An :class:`OpenAIResponsesModel` on the local Responses server."""
     yield OpenAIResponsesModel("test-model", openai_client)
+
+
+def _descendants(root: int) -> list[tuple[int, str]]:
+    """Live (non-zombie) processes below ``root``, from /proc: ``(pid, command line)``."""
+    import os
+
+    parents: dict[int, int] = {}
+    names: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if fields[0] == "Z":
+                continue
+            parents[int(entry)] = int(fields[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                names[int(entry)] = f.read().replace(b"\0", b" ").decode(errors="replace")[:120]
+        except (OSError, IndexError, ValueError):
+            continue
+    found = []
+    for pid in parents:
+        parent = parents.get(pid)
+        while parent is not None and parent not in (0, 1):
+            if parent == root:
+                found.append((pid, names.get(pid, "?")))
+                break
+            parent = parents.get(parent)
+    return found
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when a test left a subprocess behind (shell, Chromium, Codex...)."""
+    import os
+
+    leaked = _descendants(os.getpid())
+    if leaked:
+        print("\nleaked subprocesses after the test run:")
+        for pid, cmdline in leaked:
+            print(f"  {pid}: {cmdline}")
+        session.exitstatus = 1

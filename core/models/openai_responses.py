@@ -22,14 +22,15 @@ from openai.types.responses import Response, ResponseStreamEvent
 
 from ..errors import ModelBehaviorError, ModelProviderError, UserError
 from ..items import ModelResponse
-from .interface import Model, ModelProvider, ModelRequest
+from .interface import Model, ModelRequest
+from .provider import DEFAULT_MODEL, OpenAIProvider
+from .wire import item_to_dict
 
-__all__ = ["DEFAULT_MODEL", "OpenAIProvider", "OpenAIResponsesModel"]
+__all__ = ["DEFAULT_MODEL", "OpenAIProvider", "OpenAIResponsesModel", "item_to_dict"]
 
 logger = logging.getLogger("core")
 
 #: Model used when neither the agent nor the run config names one.
-DEFAULT_MODEL = os.environ.get("OPENAI_DEFAULT_MODEL", "gpt-5.5")
 
 _TERMINAL_FAILURES = {"response.failed", "response.incomplete", "error"}
 _SETTINGS_PASSTHROUGH = (
@@ -105,14 +106,6 @@ def response_to_model_response(response: Any) -> ModelResponse:
         raise ModelBehaviorError(f"Responses request ended with status {status}: {detail}")
     output = [item_to_dict(item) for item in response.output or []]
     return ModelResponse(output=output, usage=response.usage, response_id=response.id)
-
-
-def item_to_dict(item: Any) -> dict[str, Any]:
-    """An ``openai`` output item as the JSON the server sent (unset fields left out)."""
-    if isinstance(item, dict):
-        return item
-    data: dict[str, Any] = item.model_dump(mode="json", exclude_unset=True, by_alias=True)
-    return data
 
 
 class OpenAIResponsesModel(Model):
@@ -225,41 +218,3 @@ def _is_transport_error(exc: Exception) -> bool:
 
 def _status_message(exc: openai.APIStatusError) -> str:
     return f"Model service returned HTTP {exc.status_code}: {exc.message}"
-
-
-class OpenAIProvider(ModelProvider):
-    """Resolves model names to :class:`OpenAIResponsesModel` sharing one client.
-
-    Args:
-        openai_client: the client to use; otherwise built lazily from the environment
-            (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``) or from ``api_key``/``base_url``.
-    """
-
-    def __init__(
-        self,
-        openai_client: AsyncOpenAI | None = None,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 3,
-    ) -> None:
-        self._client = openai_client
-        self._api_key = api_key
-        self._base_url = base_url
-        self._max_retries = max_retries
-
-    def _get_client(self) -> AsyncOpenAI:
-        if self._client is None:
-            key = self._api_key or os.environ.get("OPENAI_API_KEY")
-            if not key:
-                raise UserError(
-                    "No OpenAI API key: set OPENAI_API_KEY (and optionally OPENAI_BASE_URL), "
-                    "or configure a model provider."
-                )
-            self._client = AsyncOpenAI(
-                api_key=key, base_url=self._base_url, max_retries=self._max_retries
-            )
-        return self._client
-
-    def get_model(self, model_name: str | None) -> Model:
-        return OpenAIResponsesModel(model_name or DEFAULT_MODEL, self._get_client())

@@ -492,6 +492,14 @@ class SessionJournal:
         future.add_done_callback(_log_failure)
         return future
 
+    def flush(self, timeout: float | None = 10.0) -> None:
+        """Wait until every write queued with :meth:`append_nowait` is committed.
+
+        Raises:
+            TimeoutError: the writer thread did not catch up within ``timeout`` seconds.
+        """
+        self._submit(lambda: None).result(timeout)
+
     async def acreate_session(self, repo: str | os.PathLike[str], title: str) -> str:
         """:meth:`create_session` on the writer thread."""
         return await self._run(self.create_session, repo, title)

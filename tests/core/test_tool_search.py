@@ -355,22 +355,29 @@ async def test_bare_inner_name_does_not_resolve_to_a_namespaced_tool(responses_s
     assert outputs == ["Tool 'get_profile' not found."]
 
 
-async def test_client_executed_tool_search_call_is_refused(responses_server, model):
+_CLIENT_MESSAGE = (
+    "Client-executed tool_search calls are not supported by the standard agent runner. "
+    "Handle the tool_search_call yourself and return a matching tool_search_output item "
+    "with the same call_id."
+)
+
+
+async def test_client_executed_tool_search_is_refused_before_any_request(responses_server, model):
     agent = Agent(name="ops", model=model, tools=[*_crm(), ToolSearchTool(execution="client")])
+    with pytest.raises(UserError) as raised:
+        await Runner.run(agent, "hi")
+    assert str(raised.value) == _CLIENT_MESSAGE
+    assert responses_server.requests == []
+
+
+async def test_client_tool_search_call_from_the_model_is_refused(responses_server, model):
+    agent = Agent(name="ops", model=model, tools=[*_crm(), ToolSearchTool()])
     responses_server.enqueue(
         [items.tool_search_call({"query": "crm"}, execution="client", call_id="ts_1")]
     )
     with pytest.raises(ModelBehaviorError) as raised:
         await Runner.run(agent, "hi")
-    assert str(raised.value) == (
-        "Client-executed tool_search calls are not supported by the standard agent runner. "
-        "Handle the tool_search_call yourself and return a matching tool_search_output item "
-        "with the same call_id."
-    )
-    assert responses_server.requests[0].body["tools"][-1] == {
-        "type": "tool_search",
-        "execution": "client",
-    }
+    assert str(raised.value) == _CLIENT_MESSAGE
     assert len(responses_server.requests) == 1  # nothing further was sent
 
 

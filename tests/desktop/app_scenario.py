@@ -1,8 +1,8 @@
 """Builds a real window on a scripted session, for the desktop tests and their crash child.
 
 ``python -m tests.desktop.app_scenario REPO JOURNAL`` starts a session that stops at a shell
-approval, prints ``SESSION <id>`` once the approval is on screen and then dies with
-``os._exit`` (a crash: no clean-up runs).
+approval, prints ``SESSION <id>`` once the approval is on screen and waits there until the
+test kills it with SIGKILL (a crash: no clean-up runs).
 """
 
 from __future__ import annotations
@@ -25,7 +25,25 @@ from desktop.main_window import MainWindow
 from harnesses.sessions import SessionJournal
 from harnesses.workspace import Workspace
 
-PATCH = "\n".join(["@@", " alpha", "-beta", "+BETA", " gamma", "@@", " omega", "-psi", "+PSI", ""])
+PATCH = "\n".join(
+    [
+        "@@",
+        " alpha",
+        "-beta",
+        "+BETA",
+        " gamma",
+        "@@",
+        " filler 5",
+        "-filler 6",
+        "+FILLER 6",
+        " filler 7",
+        "@@",
+        " omega",
+        "-psi",
+        "+PSI",
+        "",
+    ]
+)
 
 
 def turns() -> list[dict[str, Any]]:
@@ -46,7 +64,7 @@ def turns() -> list[dict[str, Any]]:
 
 
 def notes_text() -> str:
-    body = ["alpha", "beta", "gamma", *[f"filler {n}" for n in range(12)], "omega", "psi", "chi"]
+    body = ["alpha", "beta", "gamma", *[f"filler {n}" for n in range(14)], "omega", "psi", "chi"]
     return "\n".join(body) + "\n"
 
 
@@ -58,12 +76,15 @@ def build(
 ) -> tuple[Controller, MainWindow]:
     workspace = Workspace(repo, mode="ask", data_dir=repo.parent / "data")
 
+    model = ScriptedModel(model_turns)
+
     def factory(ws: Workspace) -> Agent[Any]:
-        return Agent(name="Tandem", model=ScriptedModel(model_turns), tools=ws.tools())
+        return Agent(name="Tandem", model=model, tools=ws.tools())
 
     sid = session_id or journal.create_session(repo, "scenario")
     controller = Controller(workspace, factory, journal=journal, session_id=sid)
     window = MainWindow(controller, Settings())
+    controller.scripted_model = model  # type: ignore[attr-defined]  (tests read its requests)
     return controller, window
 
 
@@ -77,9 +98,10 @@ def _crash_child(repo: Path, journal_path: Path) -> None:
     window.show()
 
     def on_approval(_request: Any) -> None:
-        journal.close()  # flushes the writer thread; the run state was saved before asking
+        # the run state was saved before asking; give the journal's writer a moment, then
+        # tell the parent, which kills this process with SIGKILL (no clean-up runs)
+        journal.flush()
         print(f"SESSION {controller.session_id}", flush=True)
-        os._exit(3)
 
     controller.approvalRequested.connect(on_approval)
     controller.submit("make a file")

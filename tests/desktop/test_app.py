@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -74,10 +75,11 @@ def test_review_approve_terminal_and_restore(repo, tmp_path, qtbot):
         QTest.keyClick(window.composer.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
         (submitted,) = await proposal
         assert window.tabs.currentIndex() == 0 and window.diff_view.current_file() is not None
-        assert len(submitted.hunks) == 2
+        assert len(submitted.hunks) == 3
         window.diff_view.setFocus()
         QTest.keyClick(window.diff_view, Qt.Key.Key_A)  # accept hunk 1, move on
         QTest.keyClick(window.diff_view, Qt.Key.Key_R)  # reject hunk 2
+        QTest.keyClick(window.diff_view, Qt.Key.Key_A)  # accept hunk 3
         approval = next_signal(controller.approvalRequested)
         window.diff_view.apply_reviewed()
         (request,) = await approval
@@ -88,7 +90,12 @@ def test_review_approve_terminal_and_restore(repo, tmp_path, qtbot):
         window.approvals.allow_once()
         await done
         text = (repo / "notes.txt").read_text()
-        assert "BETA" in text and "psi" in text and "PSI" not in text  # exactly the accepted hunk
+        expected = app_scenario.notes_text().replace("beta", "BETA").replace("psi", "PSI")
+        assert text == expected  # exactly hunks 1 and 3; hunk 2 (filler 6) rejected
+        sent = controller.scripted_model.requests[1]["input"]
+        output = next(i for i in sent if i.get("type") == "apply_patch_call_output")
+        assert output["call_id"] == "p1" and output["status"] == "completed"
+        assert "Applied 2 of 3 hunks" in output["output"] and "hunk 2 rejected" in output["output"]
         assert (repo / "made.txt").exists()
         window.conversation.flush()
         assert "All done." in transcript_text(window)
@@ -108,19 +115,29 @@ def test_review_approve_terminal_and_restore(repo, tmp_path, qtbot):
 
 def test_session_survives_a_crash_and_continues(repo, tmp_path, qtbot):
     journal_path = tmp_path / "journal.sqlite3"
-    child = subprocess.run(
+    child = subprocess.Popen(
         [sys.executable, "-m", "tests.desktop.app_scenario", str(repo), str(journal_path)],
         cwd=ROOT,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=90,
         env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
     )
-    assert child.returncode == 3, child.stderr
-    session_id = child.stdout.split("SESSION ", 1)[1].split()[0]
+    try:
+        line = child.stdout.readline() if child.stdout else ""
+        assert line.startswith("SESSION "), child.stderr.read() if child.stderr else ""
+        os.kill(child.pid, signal.SIGKILL)  # the crash
+        assert child.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    session_id = line.split()[1]
     assert not (repo / "made.txt").exists()
     journal = SessionJournal(journal_path)
     assert journal.load_run_state(session_id)
+    before = [(e.kind, e.payload) for e in journal.events(session_id)]
+    assert [k for k, _ in before][:2] == ["user_message", "tool_called"]
 
     async def scenario() -> None:
         controller, window = app_scenario.build(

@@ -16,7 +16,8 @@ async def test_headless_demo_transcript():
     assert code == 0, text
     assert "-> find_todos" in text and "src/inventory.py:5: # TODO" in text
     assert "apply_patch update_file src/inventory.py" in text and "Updated src/inventory.py" in text
-    assert "     | 6\n" in text  # the check ran in the shell and printed the fixed total
+    assert "FAILED (failures=1)" in text  # the tests ran in the shell before the fix...
+    assert text.rstrip().endswith("sample repository tests: green")  # ...and pass after it
     assert "checkpoints:" in text and "model requests" in text
 
 

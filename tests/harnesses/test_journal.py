@@ -280,3 +280,13 @@ def test_sigkill_mid_run_loses_no_committed_event(tmp_path: Path) -> None:
         assert seqs == list(range(1, len(seqs) + 1))  # and nothing torn or missing
         assert all(e.payload["i"] == e.seq - 1 for e in events)
         assert j.append(sid, "after", {}) == len(seqs) + 1
+
+
+def test_flush_waits_for_queued_appends(tmp_path):
+    journal = SessionJournal(tmp_path / "j.sqlite3")
+    sid = journal.create_session(tmp_path, "flush")
+    for n in range(50):
+        journal.append_nowait(sid, "tick", {"n": n})
+    journal.flush()
+    assert [e.payload["n"] for e in journal.events(sid)] == list(range(50))
+    journal.close()
