@@ -47,6 +47,14 @@ class PendingDecision:
     paths: list[str] = field(default_factory=list)
 
 
+def _can_write(item: dict[str, Any]) -> bool:
+    """Whether an output item may change the working tree (shell, patch, a Codex delegation)."""
+    if item.get("type") in _WRITING_CALLS:
+        return True
+    name = str(item.get("name", ""))
+    return item.get("type") == "function_call" and (name == "codex" or name.startswith("codex_"))
+
+
 class WorkspaceHooks(RunHooks[Any]):
     """Checkpoints the working tree before a response's shell or apply_patch calls run."""
 
@@ -58,7 +66,7 @@ class WorkspaceHooks(RunHooks[Any]):
         self, context: RunContextWrapper[Any], agent: Any, response: ModelResponse
     ) -> None:
         self._turn += 1
-        if any(item.get("type") in _WRITING_CALLS for item in response.output):
+        if any(_can_write(item) for item in response.output):
             await self._workspace.checkpoint(f"before turn {self._turn}", turn=self._turn)
 
 
