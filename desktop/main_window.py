@@ -10,6 +10,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from core.settings import Settings
+from resources import read_text
 
 from .controller import Controller
 from .unified_diff import parse_unified_diff
@@ -42,6 +43,7 @@ class MainWindow(QMainWindow):
         self.controller = controller
         self.settings = settings
         self.setWindowTitle(f"Tandem — {controller.workspace.root.name}")
+        self.setStyleSheet(read_text("styles", "window.qss"))
         self.resize(1440, 900)
 
         self.top_bar = TopBar()

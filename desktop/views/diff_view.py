@@ -20,15 +20,18 @@ from PySide6.QtCore import (
     Slot,
 )
 from PySide6.QtGui import (
+    QBrush,
     QColor,
     QFont,
     QFontDatabase,
     QFontMetrics,
     QHelpEvent,
+    QIcon,
     QKeyEvent,
     QMouseEvent,
     QPainter,
     QPen,
+    QPixmap,
     QWheelEvent,
 )
 from PySide6.QtWidgets import (
@@ -56,6 +59,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.views.diff_highlight import (
+    DARK_STYLE,
     LineSpans,
     Span,
     SyntaxLines,
@@ -78,43 +82,74 @@ from desktop.views.diff_model import (
     hunk_text_to_editor_text,
     split_lines,
 )
+from resources import read_text
 
 __all__ = ["DiffView"]
 
-_STYLE = "default"  # pygments style for token colours (light background)
+_STYLE = DARK_STYLE  # pygments style for token colours (dark background)
 _MAX_CHARS = 1000  # longest line drawn (chars); the rest is elided
 _TAB = "    "
 _LEX_SLICE_MS = 8.0  # syntax lexing per event-loop turn (ms)
-_C = {
-    "text": "#1f2328",
-    "muted": "#59636e",
-    "lineno": "#8c959f",
-    "border": "#d1d9e0",
-    "context": "#ffffff",
-    "filler": "#f6f8fa",
-    "del": "#ffebe9",
-    "del_gutter": "#ffd7d5",
-    "del_word": "#ffb8b2",
-    "del_sign": "#cf222e",
-    "add": "#e6ffec",
-    "add_gutter": "#ccffd8",
-    "add_word": "#a6f0b8",
-    "add_sign": "#1a7f37",
-    "hunk": "#ddf4ff",
-    "hunk_current": "#b6e3ff",
-    "hunk_text": "#4b5a6a",
-    "accent": "#0969da",
-    "accept": "#1a7f37",
-    "reject": "#cf222e",
-    "neutral": "#59636e",
+_C = {  # the app's dark palette (resources/styles/dark.qss)
+    "text": "#c9d1d9",
+    "bright": "#f0f6fc",
+    "muted": "#8b949e",
+    "lineno": "#6e7681",
+    "lineno_changed": "#9da7b3",
+    "border": "#2d323b",
+    "border_strong": "#353b45",
+    "canvas": "#15171c",
+    "surface": "#1b1e24",
+    "context": "#15171c",
+    "gutter": "#181a20",
+    "filler": "#191b21",
+    "filler_hatch": "#22262d",
+    "del": "#2c1a1e",
+    "del_gutter": "#3d1f24",
+    "del_word": "#5e242b",
+    "del_sign": "#ff7b72",
+    "add": "#14261c",
+    "add_gutter": "#1a3524",
+    "add_word": "#1c4a2b",
+    "add_sign": "#7ee787",
+    "hunk": "#171f2a",
+    "hunk_current": "#1c2b3d",
+    "hunk_text": "#8ba3bf",
+    "hunk_text_current": "#a5d6ff",
+    "accent": "#539bf5",
+    "accept": "#7ee787",
+    "reject": "#ff7b72",
+    "neutral": "#8b949e",
+    "button": "#262a32",
+    "button_text": "#c9d1d9",
 }
 _Q = {name: QColor(value) for name, value in _C.items()}
+_BUTTONS = {
+    # action: (text, border, background when on, text when on); off buttons are "button"
+    "accept": ("#7ee787", "#2e6b3f", "#238636", "#ffffff"),
+    "reject": ("#ff7b72", "#6e2c2c", "#b62324", "#ffffff"),
+    "edit": ("#c9d1d9", "#353b45", "#30353f", "#f0f6fc"),
+    "comment": ("#c9d1d9", "#353b45", "#30353f", "#f0f6fc"),
+}
 _ACTIONS = (
     ("accept", "Accept", "Accept this hunk (A)"),
     ("reject", "Reject", "Reject this hunk (R)"),
     ("edit", "Edit", "Edit the proposed lines of this hunk (E)"),
     ("comment", "Comment", "Comment on this hunk for the agent (C)"),
 )
+
+
+_FILLER_HATCH = QBrush(_Q["filler_hatch"], Qt.BrushStyle.BDiagPattern)
+"""Diagonal lines over the filler of a side that has no line in a row."""
+
+
+def _row_colours(kind: str) -> tuple[QColor, QColor]:
+    """``(code background, gutter background)`` of a line of ``kind``."""
+    if kind == "delete":
+        return _Q["del"], _Q["del_gutter"]
+    if kind == "add":
+        return _Q["add"], _Q["add_gutter"]
+    return _Q["context"], _Q["gutter"]
 
 
 class _RowsModel(QAbstractListModel):
@@ -258,8 +293,9 @@ class _RowDelegate(QStyledItemDelegate):
         hunk = self.hunks[hunk_index]
         current = hunk_index == self.current
         p.fillRect(rect, _Q["hunk_current"] if current else _Q["hunk"])
-        p.setPen(QPen(_Q["border"]))
+        p.setPen(QPen(_Q["border_strong"] if current else _Q["border"]))
         p.drawLine(rect.left(), rect.top(), rect.right(), rect.top())
+        p.drawLine(rect.left(), rect.bottom(), rect.right(), rect.bottom())
         buttons = self.buttons(rect)
         text_right = (buttons[-1][1].left() if buttons else rect.right()) - 12
         decision = self.decision(hunk_index)
@@ -278,12 +314,16 @@ class _RowDelegate(QStyledItemDelegate):
                 break
             x -= width
             box = QRect(x, rect.top() + 3, width, rect.height() - 6)
+            fill = QColor(colour)
+            fill.setAlpha(40)
             p.setPen(QPen(colour))
+            p.setBrush(fill)
             p.drawRoundedRect(box, 4, 4)
             p.drawText(box, Qt.AlignmentFlag.AlignCenter, shown)
+            p.setBrush(Qt.BrushStyle.NoBrush)
             x -= 6
         p.setFont(self.font)
-        p.setPen(QPen(_Q["hunk_text"]))
+        p.setPen(QPen(_Q["hunk_text_current"] if current else _Q["hunk_text"]))
         title = f"{hunk.header}  {hunk.section}".rstrip()
         area = QRect(rect.left() + 12, rect.top(), x - rect.left() - 12, rect.height())
         title = self.fm.elidedText(title, Qt.TextElideMode.ElideRight, area.width())
@@ -295,11 +335,11 @@ class _RowDelegate(QStyledItemDelegate):
                 (action == "accept" and decision.accepted)
                 or (action == "reject" and decision.rejected)
             )
-            colour = _Q.get(action, _Q["neutral"])
-            p.setPen(QPen(colour if action in ("accept", "reject") else _Q["border"]))
-            p.setBrush(colour if on else QColor("#ffffff"))
+            text, border, on_bg, on_text = _BUTTONS[action]
+            p.setPen(QPen(QColor(on_bg if on else border)))
+            p.setBrush(QColor(on_bg) if on else _Q["button"])
             p.drawRoundedRect(box.adjusted(0, 0, -1, -1), 5, 5)
-            p.setPen(QPen(QColor("#ffffff") if on else colour))
+            p.setPen(QPen(QColor(on_text if on else text)))
             p.drawText(box, Qt.AlignmentFlag.AlignCenter, ("✓ " if on else "") + label)
         p.setBrush(Qt.BrushStyle.NoBrush)
 
@@ -323,17 +363,15 @@ class _RowDelegate(QStyledItemDelegate):
         gutter = self.gutter_width()
         if line is None:
             p.fillRect(rect, _Q["filler"])
+            p.fillRect(rect, _FILLER_HATCH)
             return
         kind = line.kind
-        bg, gutter_bg = _Q["context"], _Q["context"]
-        if kind == "delete":
-            bg, gutter_bg = _Q["del"], _Q["del_gutter"]
-        elif kind == "add":
-            bg, gutter_bg = _Q["add"], _Q["add_gutter"]
+        bg, gutter_bg = _row_colours(kind)
         p.fillRect(rect, bg)
         p.fillRect(QRect(rect.left(), rect.top(), gutter, rect.height()), gutter_bg)
         number = line.old_no if side == "old" else line.new_no
-        self._paint_number(p, QRect(rect.left(), rect.top(), gutter - 8, rect.height()), number)
+        number_rect = QRect(rect.left(), rect.top(), gutter - 8, rect.height())
+        self._paint_number(p, number_rect, number, kind)
         self._paint_sign(p, rect.left() + gutter, rect, kind)
         x = rect.left() + gutter + 2 * self.char_width
         self._paint_code(
@@ -346,16 +384,13 @@ class _RowDelegate(QStyledItemDelegate):
             return
         gutter = self.gutter_width()
         kind = line.kind
-        bg, gutter_bg = _Q["context"], _Q["context"]
-        if kind == "delete":
-            bg, gutter_bg = _Q["del"], _Q["del_gutter"]
-        elif kind == "add":
-            bg, gutter_bg = _Q["add"], _Q["add_gutter"]
+        bg, gutter_bg = _row_colours(kind)
         p.fillRect(rect, bg)
         p.fillRect(QRect(rect.left(), rect.top(), 2 * gutter, rect.height()), gutter_bg)
         top, height = rect.top(), rect.height()
-        self._paint_number(p, QRect(rect.left(), top, gutter - 8, height), line.old_no)
-        self._paint_number(p, QRect(rect.left() + gutter, top, gutter - 8, height), line.new_no)
+        self._paint_number(p, QRect(rect.left(), top, gutter - 8, height), line.old_no, kind)
+        new_rect = QRect(rect.left() + gutter, top, gutter - 8, height)
+        self._paint_number(p, new_rect, line.new_no, kind)
         self._paint_sign(p, rect.left() + 2 * gutter, rect, kind)
         words: Sequence[Span] = ()
         if row.partner is not None:
@@ -367,10 +402,12 @@ class _RowDelegate(QStyledItemDelegate):
         side = "old" if kind == "delete" else "new"
         self._paint_code(p, QRect(x, top, rect.right() - x, height), line, side, words)
 
-    def _paint_number(self, p: QPainter, rect: QRect, number: int | None) -> None:
+    def _paint_number(
+        self, p: QPainter, rect: QRect, number: int | None, kind: str = "context"
+    ) -> None:
         if number is None:
             return
-        p.setPen(QPen(_Q["lineno"]))
+        p.setPen(QPen(_Q["lineno"] if kind == "context" else _Q["lineno_changed"]))
         p.drawText(rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, str(number))
 
     def _paint_sign(self, p: QPainter, x: int, rect: QRect, kind: str) -> None:
@@ -474,13 +511,16 @@ class _RowDelegate(QStyledItemDelegate):
         p.restore()
 
 
+_FILE_BG = {"list": _Q["surface"], "hover": QColor("#21252c"), "selected": QColor("#233042")}
+
+
 class _FileDelegate(QStyledItemDelegate):
     """Paints one file of the file list: status badge, name, folder, +/- counts, progress."""
 
     _BADGE = {
-        "created": ("A", "#1a7f37"),
-        "modified": ("M", "#9a6700"),
-        "deleted": ("D", "#cf222e"),
+        "created": ("A", "#7ee787"),
+        "modified": ("M", "#e3b341"),
+        "deleted": ("D", "#ff7b72"),
     }
 
     def __init__(self, owner: DiffView) -> None:
@@ -497,7 +537,9 @@ class _FileDelegate(QStyledItemDelegate):
         rect = QRect(option.rect)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         p.save()
-        p.fillRect(rect, QColor("#ddf4ff") if selected else QColor("#ffffff"))
+        hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)
+        background = "selected" if selected else "hover" if hovered else "list"
+        p.fillRect(rect, _FILE_BG[background])
         if selected:
             p.fillRect(rect.left(), rect.top(), 3, rect.height(), _Q["accent"])
         fm = option.fontMetrics
@@ -522,7 +564,7 @@ class _FileDelegate(QStyledItemDelegate):
         p.drawText(QRect(plus_x, top.top(), plus_w, line_h), 0, counts_plus)
         folder, _, name = file.path.rpartition("/")
         name_rect = QRect(badge.right() + 6, top.top(), plus_x - badge.right() - 12, line_h)
-        p.setPen(QPen(_Q["text"]))
+        p.setPen(QPen(_Q["bright"] if selected else _Q["text"]))
         p.drawText(
             name_rect, 0, bfm.elidedText(name, Qt.TextElideMode.ElideMiddle, name_rect.width())
         )
@@ -539,29 +581,43 @@ class _FileDelegate(QStyledItemDelegate):
             0,
             fm.elidedText(folder or ".", Qt.TextElideMode.ElideLeft, folder_rect.width()),
         )
-        p.setPen(QPen(QColor("#eaeef2")))
+        p.setPen(QPen(_Q["border"]))
         p.drawLine(rect.left(), rect.bottom(), rect.right(), rect.bottom())
         p.restore()
 
 
 _STYLESHEET = """
+DiffView { background: #15171c; color: #c9d1d9; }
 QFrame#diffToolbar, QFrame#applyBar, QFrame#fileHeader {
-    background: #f6f8fa; border: none; border-bottom: 1px solid #d1d9e0; }
-QFrame#applyBar { border-bottom: none; border-top: 1px solid #d1d9e0; }
+    background: #1b1e24; border: none; border-bottom: 1px solid #2d323b; }
+QFrame#applyBar { border-bottom: none; border-top: 1px solid #2d323b; }
 QFrame#hunkEditPanel, QFrame#hunkCommentPanel {
-    background: #f6f8fa; border: none; border-top: 1px solid #d1d9e0; }
-QListWidget#fileList { border: none; background: #ffffff; }
-QListView#diffRows { border: none; background: #ffffff; }
-QLabel#diffTitle { font-weight: 600; color: #1f2328; }
-QLabel#fileHeaderLabel, QLabel#hunkLabel, QLabel#reviewProgress { color: #59636e; }
-QPushButton#applyButton { background: #1f883d; color: #ffffff; border: 1px solid #1a7f37;
-    border-radius: 6px; padding: 5px 14px; font-weight: 600; }
-QPushButton#applyButton:disabled { background: #94d3a2; border-color: #94d3a2; }
-QToolButton { border: 1px solid transparent; border-radius: 5px; padding: 3px 8px; color: #1f2328; }
-QToolButton:hover { background: #eaeef2; }
-QToolButton:checked { background: #ffffff; border-color: #d1d9e0; }
-QLineEdit, QPlainTextEdit { background: #ffffff; border: 1px solid #d1d9e0; border-radius: 6px;
-    padding: 4px 6px; }
+    background: #1b1e24; border: none; border-top: 1px solid #353b45; }
+QListWidget#fileList { border: none; background: #1b1e24; outline: none; }
+QListView#diffRows { border: none; background: #15171c; outline: none; }
+QLabel#diffTitle { font-weight: 600; color: #f0f6fc; }
+QLabel#fileHeaderLabel { color: #8b949e; font-weight: 600; }
+QLabel#hunkLabel, QLabel#reviewProgress { color: #8b949e; }
+QLabel#diffEmpty { color: #6e7681; background: #15171c; }
+QToolButton { color: #c9d1d9; background: transparent; border: 1px solid transparent;
+    border-radius: 5px; padding: 3px 9px; }
+QToolButton:hover { background: #262a32; border-color: #353b45; }
+QToolButton:pressed { background: #1f2329; }
+QToolButton:checked { color: #f0f6fc; background: #2b3340; border-color: #3f6fa8; }
+QToolButton:disabled { color: #484f58; }
+QPushButton { color: #c9d1d9; background: #262a32; border: 1px solid #353b45;
+    border-radius: 6px; padding: 5px 14px; }
+QPushButton:hover { background: #30353f; border-color: #444b57; }
+QPushButton:pressed { background: #1f2329; }
+QPushButton#applyButton, QPushButton#saveEditButton { color: #ffffff; background: #238636;
+    border-color: #2ea043; font-weight: 600; }
+QPushButton#applyButton:hover, QPushButton#saveEditButton:hover { background: #2ea043; }
+QPushButton#applyButton:disabled { color: #6e7681; background: #1f2a23; border-color: #2d323b; }
+QLineEdit, QPlainTextEdit { background: #0f1115; color: #e6edf3; border: 1px solid #353b45;
+    border-radius: 6px; padding: 4px 6px; selection-background-color: #264f78;
+    selection-color: #f0f6fc; }
+QLineEdit:focus, QPlainTextEdit:focus { border-color: #3f6fa8; }
+QScrollBar:horizontal { background: #15171c; }
 """
 
 
@@ -625,7 +681,7 @@ class DiffView(QWidget):
         self._lex_timer.setInterval(0)
         self._lex_timer.timeout.connect(self._lex_step)
         self._build()
-        self.setStyleSheet(_STYLESHEET)
+        self.setStyleSheet(read_text("styles", "dark.qss") + _STYLESHEET)
         self.set_read_only(read_only)
         self.set_files(files)
 
@@ -646,9 +702,9 @@ class DiffView(QWidget):
             "U unified / side by side, Ctrl+Enter apply reviewed"
         )
         self._prev_btn = _tool(self, "", "Previous hunk (K)", self.previous_hunk)
-        self._prev_btn.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_ArrowUp))
+        self._prev_btn.setIcon(self._tinted_icon(QStyle.StandardPixmap.SP_ArrowUp))
         self._next_btn = _tool(self, "", "Next hunk (J)", self.next_hunk)
-        self._next_btn.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_ArrowDown))
+        self._next_btn.setIcon(self._tinted_icon(QStyle.StandardPixmap.SP_ArrowDown))
         self._split_btn = _tool(self, "Split", "Side-by-side view (U toggles)", None)
         self._unified_btn = _tool(self, "Unified", "Unified view (U toggles)", None)
         modes = QButtonGroup(self)
@@ -682,7 +738,7 @@ class DiffView(QWidget):
         self._hscroll = QScrollBar(Qt.Orientation.Horizontal)
         self._hscroll.valueChanged.connect(self._on_hscroll)
         self._empty = QLabel("No changes to review", alignment=Qt.AlignmentFlag.AlignCenter)
-        self._empty.setStyleSheet("color: #59636e;")
+        self._empty.setObjectName("diffEmpty")
         self._stack = QStackedWidget()
         self._stack.addWidget(_vbox(self._list, self._hscroll))
         self._stack.addWidget(self._empty)
@@ -738,7 +794,7 @@ class DiffView(QWidget):
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([250, 950])
         splitter.setHandleWidth(1)
-        splitter.setStyleSheet("QSplitter::handle { background: #d1d9e0; }")
+        splitter.setStyleSheet(f"QSplitter::handle {{ background: {_C['border']}; }}")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
@@ -753,6 +809,20 @@ class DiffView(QWidget):
         )
         for watched in watched_widgets:
             watched.installEventFilter(self)
+
+    def _tinted_icon(self, pixmap: QStyle.StandardPixmap) -> QIcon:
+        """A standard icon recoloured for the dark palette (text colour; faint when disabled)."""
+        source = self.style().standardIcon(pixmap)
+        icon = QIcon()
+        for mode, colour in ((QIcon.Mode.Normal, _C["text"]), (QIcon.Mode.Disabled, "#484f58")):
+            for size in (16, 32):
+                image = source.pixmap(size, size).toImage()
+                painter = QPainter(image)
+                painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceIn)
+                painter.fillRect(image.rect(), QColor(colour))
+                painter.end()
+                icon.addPixmap(QPixmap.fromImage(image), mode)
+        return icon
 
     # public API ----------------------------------------------------------------------------
 

@@ -5,11 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pygments.token import Number, String
+from pygments.token import Comment, Keyword, Name, Number, String, Text
 from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLineEdit, QListView, QPlainTextEdit, QPushButton
 
-from desktop.views.diff_highlight import SyntaxLines, lexer_for_path, unpack_spans, word_diff
+from desktop.views.diff_highlight import (
+    DARK_STYLE,
+    SyntaxLines,
+    lexer_for_path,
+    token_style,
+    unpack_spans,
+    word_diff,
+)
 from desktop.views.diff_model import (
     FileDiff,
     HunkDecision,
@@ -426,3 +434,53 @@ def test_ten_thousand_line_diff_opens_and_scrolls(qtbot, tmp_path) -> None:
     assert len(view.displayed_rows()) == 10_001
     at = rows.indexAt(QPoint(5, 5))
     assert at.isValid()
+
+
+def _luminance(colour: QColor) -> float:
+    """WCAG relative luminance of an sRGB colour (0 black … 1 white)."""
+
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    return (
+        0.2126 * channel(colour.redF())
+        + 0.7152 * channel(colour.greenF())
+        + 0.0722 * channel(colour.blueF())
+    )
+
+
+def _contrast(a: QColor, b: QColor) -> float:
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_dark_palette_rows_and_token_colours(qtbot) -> None:
+    diff = build_file_diff("a.py", OLD, _modified(), proposal_id="p")
+    view = _view(qtbot, [diff])
+    rows = _rows_widget(view)
+    image = rows.viewport().grab().toImage()
+    shown = view.displayed_rows()
+    kinds = {
+        "context": next(i for i, r in enumerate(shown) if r.left and r.left.kind == "context"),
+        "change": next(i for i, r in enumerate(shown) if r.left and r.left.kind == "delete"),
+    }
+    samples = {}
+    for name, row in kinds.items():
+        rect = rows.visualRect(rows.model().index(row, 0))
+        y = rect.center().y()
+        # past the end of the text of each half: only the row background is painted there
+        samples[name] = (
+            image.pixelColor(rows.viewport().width() // 2 - 4, y),
+            image.pixelColor(rows.viewport().width() - 4, y),
+        )
+    context_left, context_right = samples["context"]
+    deleted, added = samples["change"]
+    assert context_left == context_right
+    for colour in (context_left, deleted, added):
+        assert _luminance(colour) < 0.05, colour.name()  # dark backgrounds
+    assert deleted.red() > deleted.green() and added.green() > added.red()
+    text = QColor(token_style(DARK_STYLE, Text)[0] or "#000000")
+    for token in (Text, Keyword, Name.Function, String, Number, Comment):
+        colour = QColor(token_style(DARK_STYLE, token)[0] or text.name())
+        for background in (context_left, deleted, added):
+            assert _contrast(colour, background) >= 4.5, (token, background.name())
