@@ -114,12 +114,15 @@ class ProcessedResponse:
     functions: list[FunctionRun] = field(default_factory=list)
     locals: list[LocalRun] = field(default_factory=list)
     not_found: list[dict[str, Any]] = field(default_factory=list)
+    malformed: list[tuple[LocalRun, str]] = field(default_factory=list)
     mcp_approvals: list[MCPApprovalRun] = field(default_factory=list)
     hosted_activity: bool = False
 
     @property
     def has_tools_to_run(self) -> bool:
-        return bool(self.functions or self.locals or self.not_found or self.mcp_approvals)
+        return bool(
+            self.functions or self.locals or self.not_found or self.malformed or self.mcp_approvals
+        )
 
 
 @dataclass(slots=True)
@@ -184,7 +187,13 @@ def process_response(
             if getattr(handler, "is_hosted", False):
                 processed.hosted_activity = True
                 continue
-            handler.validate_call(clean)
+            try:
+                handler.validate_call(clean)
+            except ModelBehaviorError as exc:
+                if run_config.malformed_tool_call_behavior == "raise" or not clean.get("call_id"):
+                    raise
+                processed.malformed.append((LocalRun(clean, handler), f"Invalid {kind}: {exc}"))
+                continue
             processed.locals.append(LocalRun(clean, handler))
         elif kind in _HOSTED_CALLS:
             processed.items.append(ToolCallItem(agent=agent, raw_item=raw))
@@ -374,6 +383,13 @@ async def run_tools(
         if str(call.get("call_id")) in done_call_ids:
             continue
         outcome.outputs.append(_output(agent, call, await _not_found_text(ctx, run_config, call)))
+    for bad, message in processed.malformed:  # the error goes back as the call's output
+        if str(bad.call.get("call_id")) in done_call_ids:
+            continue
+        refused = bad.handler.rejection(bad.call, message)
+        outcome.outputs.append(
+            ToolCallOutputItem(agent=agent, raw_item=refused.input_item, output=refused.output)
+        )
     await _decide_mcp_approvals(agent, processed, ctx, run_config, done_call_ids, outcome)
     return outcome
 

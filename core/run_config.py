@@ -42,6 +42,10 @@ class RunConfig:
         model_settings: overrides agent model settings field by field.
         tool_not_found_behavior: ``"raise"`` (``ModelBehaviorError``, the default) or
             ``"return_error_to_model"`` (spec §1.13).
+        malformed_tool_call_behavior: for a malformed ``shell_call``/``apply_patch_call``/
+            ``computer_call`` (no command, empty path, bad timeout...): ``"raise"``
+            (``ModelBehaviorError``, the SDK's behaviour and the default) or
+            ``"return_error_to_model"`` (Tandem's app: the error becomes the call's output).
         tool_error_formatter: ``(ToolErrorFormatterArgs) -> str | None`` for rejection and
             not-found texts.
         workflow_name: a label for logs and journals.
@@ -51,6 +55,7 @@ class RunConfig:
     model_provider: ModelProvider | None = None
     model_settings: ModelSettings | None = None
     tool_not_found_behavior: Literal["raise", "return_error_to_model"] = "raise"
+    malformed_tool_call_behavior: Literal["raise", "return_error_to_model"] = "raise"
     tool_error_formatter: Callable[[ToolErrorFormatterArgs], Any] | None = None
     workflow_name: str = "Agent workflow"
     trace_metadata: dict[str, Any] | None = None

@@ -16,7 +16,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 import harnesses.codex
-from core import Agent, OpenAIProvider, RunConfig, UserError, codex_tool
+from core import Agent, OpenAIProvider, RunConfig, UserError
 from core.policy import RuleStore
 from core.settings import Settings, load_settings
 from harnesses.sessions import SessionJournal
@@ -25,6 +25,7 @@ from harnesses.workspace import Workspace
 from resources import read_text
 
 from .controller import Controller
+from .delegates import codex_delegate
 from .main_window import MainWindow
 from .views.sessions_list import SessionSummary
 
@@ -84,26 +85,9 @@ class _CodexRelay:
 def _agent_factory(settings: Settings, relay: _CodexRelay) -> Any:
     def build(workspace: Workspace) -> Agent[Any]:
         tools: list[Any] = workspace.tools()
-        if (
-            harnesses.codex.find_codex_binary(
-                str(settings.codex_path) if settings.codex_path else None
-            )
-            is not None
-        ):
-            sandbox = {"read-only": "read-only", "full": "danger-full-access"}.get(
-                str(workspace.mode), "workspace-write"
-            )
-            tools.append(
-                codex_tool(
-                    sandbox_mode=sandbox,
-                    working_directory=str(workspace.root),
-                    skip_git_repo_check=True,
-                    on_stream=relay,
-                    codex_options={"codex_path_override": str(settings.codex_path)}
-                    if settings.codex_path
-                    else None,
-                )
-            )
+        codex = codex_delegate(workspace, codex_path=settings.codex_path, on_stream=relay)
+        if codex is not None:
+            tools.append(codex)
         return Agent(
             name="Tandem",
             instructions=read_text("prompts", "default_instructions.md"),
@@ -169,7 +153,11 @@ class _Session:
         self.controller = Controller(
             self.workspace,
             self.factory,
-            run_config=RunConfig(model_provider=provider),
+            run_config=RunConfig(
+                model_provider=provider,
+                tool_not_found_behavior="return_error_to_model",
+                malformed_tool_call_behavior="return_error_to_model",
+            ),
             rules_store=self.rules_store,
             journal=self.journal,
             session_id=self.session_id,
@@ -254,7 +242,18 @@ def run_app(options: AppOptions) -> int:
 def _prewarm_lexers() -> None:
     from .views.diff_highlight import lexer_for_path
 
-    for name in ("a.py", "a.js", "a.ts", "a.md", "a.json", "a.toml", "a.yaml", "a.sh", "a.rs", "a.go"):
+    for name in (
+        "a.py",
+        "a.js",
+        "a.ts",
+        "a.md",
+        "a.json",
+        "a.toml",
+        "a.yaml",
+        "a.sh",
+        "a.rs",
+        "a.go",
+    ):
         lexer_for_path(name)
 
 

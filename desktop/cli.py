@@ -1,21 +1,42 @@
-"""The ``tandem`` command line: ``tandem demo --headless`` and friends."""
+"""The ``tandem`` command line: the window, ``tandem demo`` and ``tandem run``."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 __all__ = ["main"]
 
+_COMMANDS = ("demo", "run")
+
+
+def _version() -> str:
+    try:
+        return f"tandem {version('tandem')}"
+    except PackageNotFoundError:
+        return "tandem (not installed)"
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="tandem", description="Tandem, a coding assistant on the Responses API."
+        prog="tandem",
+        description="Tandem, a coding assistant on the Responses API. "
+        "`tandem [FOLDER]` opens the window on a repository.",
     )
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command")
-    demo = sub.add_parser("demo", help="replay the built-in scripted session (offline, no API key)")
+    demo = sub.add_parser("demo", help="the built-in scripted session (offline, no API key)")
     demo.add_argument("--headless", action="store_true", help="print the session in the terminal")
     demo.add_argument(
         "--screenshot", type=Path, help="answer approvals like a user, save screenshots there, quit"
@@ -32,7 +53,9 @@ def _parser() -> argparse.ArgumentParser:
         "--model", help="model name, or scripted:SESSION.json to replay a session file"
     )
     run.add_argument("--base-url", help="Responses API base URL (default: OPENAI_BASE_URL)")
-    run.add_argument("--max-turns", type=int, default=50)
+    run.add_argument(
+        "--max-turns", type=_positive, default=50, help="model round trips allowed (default 50)"
+    )
     run.add_argument("--no-sandbox", action="store_true", help="run commands without bubblewrap")
     return parser
 
@@ -40,19 +63,52 @@ def _parser() -> argparse.ArgumentParser:
 def _window_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tandem",
-        description="Open Tandem's window on a repository. Other commands: tandem demo, tandem run (see tandem demo --help).",
+        description="Open Tandem's window on a repository. Other commands: `tandem demo`, "
+        "`tandem run` (see `tandem run --help`).",
     )
     parser.add_argument(
         "folder", nargs="?", type=Path, help="repository folder (default: the last one)"
     )
+    parser.add_argument("--version", action="version", version=_version())
     return parser
+
+
+def _has_display() -> bool:
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    return bool(
+        os.environ.get("DISPLAY")
+        or os.environ.get("WAYLAND_DISPLAY")
+        or platform.startswith("offscreen")
+    )
+
+
+def _no_display(what: str) -> int:
+    print(
+        f"tandem: no display for {what}. Run it under Xvfb (`xvfb-run -a tandem ...`), "
+        "or use `tandem demo --headless` / `tandem run` in a terminal.",
+        file=sys.stderr,
+    )
+    return 2
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tandem`` console script; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] not in ("demo", "run", "-h", "--help"):
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("tandem: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str]) -> int:
+    if not argv or (argv[0] not in _COMMANDS and argv[0] not in ("-h", "--help")):
         window_args = _window_parser().parse_args(argv)
+        if window_args.folder is not None and not window_args.folder.is_dir():
+            print(f"tandem: {window_args.folder} is not a folder", file=sys.stderr)
+            return 2
+        if not _has_display():
+            return _no_display("the window")
         from .app import AppOptions, run_app
 
         return run_app(AppOptions(window_args.folder))
@@ -62,10 +118,15 @@ def main(argv: list[str] | None = None) -> int:
             from .demo import run_headless_demo
 
             return asyncio.run(run_headless_demo())
+        if not _has_display():
+            return _no_display("the demo window")
         from .app import AppOptions, run_app
 
         return run_app(AppOptions(demo=True, screenshot=args.screenshot))
     if args.command == "run":
+        if not args.task.strip():
+            print("tandem run: the task is empty", file=sys.stderr)
+            return 2
         from .headless import HeadlessOptions, run_headless
 
         options = HeadlessOptions(

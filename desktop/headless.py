@@ -27,9 +27,13 @@ from core import (
     UserError,
 )
 from core.items import ItemHelpers
+from core.policy import suggest_rule
 from harnesses.editor import ReviewOutcome
 from harnesses.workspace import Workspace
 from resources import read_text
+
+from .delegates import codex_delegate
+from .views.ansi import strip_ansi
 
 __all__ = ["HeadlessOptions", "run_headless"]
 
@@ -85,13 +89,21 @@ async def run_headless(
     )
     try:
         model, provider = _model(options)
+        tools: list[Any] = workspace.tools()
+        codex = codex_delegate(workspace, on_stream=lambda event: _print_codex(event, out))
+        if codex is not None and not isinstance(model, ScriptedModel):
+            tools.append(codex)
         agent = Agent(
             name="Tandem",
             instructions=read_text("prompts", "default_instructions.md"),
             model=model,
-            tools=workspace.tools(),
+            tools=tools,
         )
-        config = RunConfig(model_provider=provider) if provider else RunConfig()
+        config = RunConfig(
+            model_provider=provider,
+            tool_not_found_behavior="return_error_to_model",
+            malformed_tool_call_behavior="return_error_to_model",
+        )
         print(
             f"tandem run in {workspace.root} (mode {workspace.mode}, sandbox {'on' if workspace.sandbox_available else 'off'})",
             file=out,
@@ -128,7 +140,7 @@ async def _decide(
     item: Any, state: Any, workspace: Workspace, options: HeadlessOptions, out: TextIO, prompt: Ask
 ) -> None:
     reason = workspace.reason_for(item.call_id) or "the tool asks for approval"
-    print(f"\n[approval] {item.tool_name}: {item.arguments}\n  {reason}", file=out)
+    print(f"\n[approval] {item.tool_name}: {strip_ansi(str(item.arguments))}\n  {reason}", file=out)
     if not options.interactive:
         state.reject(
             item, rejection_message="Not approved: tandem run is non-interactive; ask the user."
@@ -143,7 +155,12 @@ async def _decide(
     if answer in ("y", "yes"):
         state.approve(item)
     elif answer in ("a", "always"):
-        state.approve(item, always_approve=True)
+        commands = [str(c) for c in item.raw_item.get("action", {}).get("commands", [])]
+        if commands:  # a narrow rule for this command, never the whole tool (guards stay on)
+            rule = suggest_rule(commands[0])
+            workspace.rules.append(rule)
+            print(f"  always allowing {rule.description} for this run", file=out)
+        state.approve(item)
     else:
         message = (await asyncio.to_thread(prompt, "  message to the model (optional): ")).strip()
         state.reject(item, rejection_message=message or None)
@@ -186,6 +203,34 @@ def _review(
 _pending: set[asyncio.Task[None]] = set()
 
 
+def _print_codex(stream_event: Any, out: TextIO) -> None:
+    event = stream_event.event
+    item = getattr(event, "item", None)
+    if getattr(event, "type", "") != "item.completed" or item is None:
+        return
+    if getattr(item, "type", "") == "command_execution":
+        print(f"codex $ {item.command}", file=out)
+        out.write(_line(item.aggregated_output))
+    elif getattr(item, "type", "") == "file_change":
+        print("codex changed " + ", ".join(c.path for c in item.changes), file=out)
+    elif getattr(item, "type", "") == "agent_message":
+        print(f"codex: {item.text}", file=out)
+
+
+def _sandbox_label(workspace: Workspace) -> str:
+    if str(workspace.mode) == "full":
+        return "full access: commands run without sandbox or approval"
+    if not workspace.sandbox_enabled:
+        return "sandbox off"
+    return "sandbox on" if workspace.sandbox_available else "sandbox unavailable (bwrap missing)"
+
+
+def _line(text: str) -> str:
+    """Command output made safe for a terminal: escape sequences removed, ends with a newline."""
+    clean = strip_ansi(text)
+    return clean if not clean or clean.endswith("\n") else clean + "\n"
+
+
 def _print(event: RunItemStreamEvent, out: TextIO) -> None:
     raw = event.item.raw_item
     if event.name == "tool_called":
@@ -201,8 +246,13 @@ def _print(event: RunItemStreamEvent, out: TextIO) -> None:
     elif event.name == "tool_output":
         if raw.get("type") == "shell_call_output":
             for entry in raw.get("output", []):
-                out.write(entry.get("stdout", "") + entry.get("stderr", ""))
+                out.write(_line(entry.get("stdout", "")) + _line(entry.get("stderr", "")))
+                outcome = entry.get("outcome", {})
+                if outcome.get("type") == "timeout":
+                    print("(timed out)", file=out)
+                elif outcome.get("exit_code"):
+                    print(f"(exit {outcome.get('exit_code')})", file=out)
         else:
-            print(f"  {str(getattr(event.item, 'output', ''))[:2000]}", file=out)
+            out.write("  " + _line(str(getattr(event.item, "output", ""))[:2000]))
     elif event.name == "message_output_created":
         print("\n" + (ItemHelpers.extract_last_text(raw) or ""), file=out)

@@ -32,6 +32,10 @@ __all__ = ["PendingDecision", "Workspace", "WorkspaceHooks"]
 
 logger = logging.getLogger("harnesses")
 
+#: Bytes of a command's output kept for the model when the call sets no max_output_length.
+MODEL_OUTPUT_HEAD_BYTES = 16 * 1024
+MODEL_OUTPUT_TAIL_BYTES = 16 * 1024
+
 _WRITING_CALLS = frozenset({"shell_call", "apply_patch_call", "local_shell_call"})
 _SANDBOX = {"read-only": "read-only", "workspace-write": "workspace-write", "none": "off"}
 
@@ -100,7 +104,14 @@ class Workspace:
         self.root = Path(root).resolve()
         self.rules: list[Rule] = list(rules)
         self.sandbox_enabled = sandbox_enabled
-        self.executor = SubprocessShellExecutor(self.root, listener=listener)
+        # What the model sees of one command's output is capped (head and tail kept); the
+        # terminal view still receives every chunk through the listener.
+        self.executor = SubprocessShellExecutor(
+            self.root,
+            listener=listener,
+            head_bytes=MODEL_OUTPUT_HEAD_BYTES,
+            tail_bytes=MODEL_OUTPUT_TAIL_BYTES,
+        )
         self.review_queue = ReviewQueue()
         self.checkpoints = CheckpointStore(self.root, data_dir=data_dir)
         self.editor = GitAwareEditor(self.root, mode="review", queue=self.review_queue)

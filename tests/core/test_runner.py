@@ -314,3 +314,30 @@ def test_run_sync(responses_server):
     # a fresh client per loop: run_sync makes its own loop
     result = Runner.run_sync(Agent(name="a", model=model), "hi")
     assert result.final_output == "sync ok"
+
+
+async def test_malformed_local_call_goes_back_to_the_model_when_configured(
+    responses_server, model, tmp_path
+):
+    from core import ShellTool
+
+    async def executor(request):
+        return "never"
+
+    agent = Agent(name="a", model=model, tools=[ShellTool(executor=executor)])
+    bad = items.shell_call(["ls"], call_id="s1", timeout_ms=5)
+    bad["action"]["timeout_ms"] = -5
+    responses_server.enqueue([bad])
+    with pytest.raises(ModelBehaviorError, match="timeout must be a positive integer"):
+        await Runner.run(agent, "go")
+    responses_server.enqueue([bad])
+    responses_server.enqueue([items.message("sorry")])
+    config = RunConfig(
+        malformed_tool_call_behavior="return_error_to_model",
+        tool_not_found_behavior="return_error_to_model",
+    )
+    result = await Runner.run(agent, "go", run_config=config)
+    assert result.final_output == "sorry"
+    output = responses_server.requests[-1].body["input"][-1]
+    assert output["type"] == "shell_call_output" and output["call_id"] == "s1"
+    assert "Invalid shell_call: Shell call action timeout" in output["output"][0]["stderr"]
