@@ -166,7 +166,13 @@ class Workspace:
     def decide_commands(self, commands: list[str]) -> Decision:
         """The strictest policy decision over a call's commands."""
         decisions = [
-            decide_command(c, self._mode, self.rules, sandbox_available=self.sandbox_available)
+            decide_command(
+                c,
+                self._mode,
+                self.rules,
+                sandbox_available=self.sandbox_available,
+                workspace=self.root,
+            )
             for c in commands
         ]
         worst = strictest([d.action for d in decisions])

@@ -123,7 +123,12 @@ def _allow_rule(rules: Sequence[Rule], seg: Segment) -> Rule | None:
 
 
 def _judge(
-    seg: Segment, mode: ApprovalMode, rules: Sequence[Rule], sandbox: bool, parse_error: str | None
+    seg: Segment,
+    mode: ApprovalMode,
+    rules: Sequence[Rule],
+    sandbox: bool,
+    parse_error: str | None,
+    workspace: str | None = None,
 ) -> SegmentDecision:
     text = _short(seg.text) or "(empty)"
     where = f" (in a {seg.context})" if seg.context.endswith("substitution") else ""
@@ -198,7 +203,42 @@ def _judge(
         )
     if seg.writes:
         return out("ask", f"asked: `{text}` writes to `{seg.writes[0]}`{no_sandbox}", allow)
+    outside = _outside_path(seg, workspace) if allow.source == "default" else None
+    if outside is not None:
+        return out(
+            "ask",
+            f"asked: `{text}` reaches `{outside}` outside the workspace; the built-in read-only "
+            f"rules only cover the workspace{no_sandbox}",
+            allow,
+        )
     return out("allow", f"allowed by rule {allow.label}", allow)
+
+
+def _outside_path(seg: Segment, workspace: str | None) -> str | None:
+    """The first argument naming a path outside ``workspace`` (absolute, ``~``, or ``..``
+    escaping it); with no workspace known, any absolute or home path counts as outside."""
+    root = os.path.realpath(workspace) if workspace else None
+    for arg in seg.argv[1:]:
+        if arg.startswith("-") and "=" not in arg:
+            continue
+        value = arg.split("=", 1)[1] if arg.startswith("-") else arg
+        if not value or "://" in value:
+            continue
+        if value.startswith("~"):
+            return value
+        if value.startswith("/"):
+            if root is None or not _within(os.path.realpath(value), root):
+                return value
+            continue
+        if ".." in value.split("/"):
+            base = root or "/__workspace__"
+            if not _within(os.path.normpath(os.path.join(base, value)), base):
+                return value
+    return None
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _combine(
@@ -247,8 +287,12 @@ def decide_command(
     *,
     sandbox_available: bool,
     use_defaults: bool = True,
+    workspace: str | os.PathLike[str] | None = None,
 ) -> Decision:
     """Decide whether a shell command runs, asks or is denied (PRODUCT.md "Safety model").
+
+    ``workspace`` (the repository root) limits the built-in read-only rules to paths inside
+    it: ``cat /etc/shadow`` or ``ls ~`` ask in *ask* and *read-only* modes.
 
     The line is split into simple commands (:func:`~core.policy.command_parser.parse_command`)
     and each is judged; the line gets the strictest verdict (deny > ask > allow), so it is
@@ -296,7 +340,10 @@ def decide_command(
     if not parsed.source.strip():
         empty = SegmentDecision("", "ask", "asked: the command is empty")
         return Decision("ask", empty.reason, None, (empty,), False, sandbox)
-    judged = [_judge(s, mode, chosen, sandbox_available, parsed.error) for s in parsed.segments]
+    root = os.fspath(workspace) if workspace is not None else None
+    judged = [
+        _judge(s, mode, chosen, sandbox_available, parsed.error, root) for s in parsed.segments
+    ]
     if parsed.error is not None and mode is not ApprovalMode.FULL:
         judged.append(
             SegmentDecision(

@@ -374,3 +374,27 @@ def test_lines_of_read_only_commands_are_allowed(parts: list[str], op: str):
         d = cmd(line, mode)
         assert d.action == "allow", (line, d.reason)
         assert len(d.segments) == len(parts)
+
+
+def test_default_read_only_rules_stop_at_the_workspace(tmp_path):
+    inside = tmp_path / "notes.txt"
+    for command in ("cat /etc/shadow", "ls ~", "cat ../../etc/passwd", "head -n 3 /root/.bashrc"):
+        decision = decide_command(command, "ask", sandbox_available=False, workspace=tmp_path)
+        assert decision.action == "ask", command
+        assert "outside the workspace" in decision.reason
+    for command in (f"cat {inside}", "cat notes.txt", "ls src/..", "grep -r TODO ."):
+        assert (
+            decide_command(command, "ask", sandbox_available=False, workspace=tmp_path).action
+            == "allow"
+        ), command
+    # a user rule still vouches for an outside path
+    from core.policy import command_rule
+
+    decision = decide_command(
+        "cat /etc/hosts",
+        "ask",
+        [command_rule("cat *")],
+        sandbox_available=False,
+        workspace=tmp_path,
+    )
+    assert decision.action == "allow"
