@@ -15,9 +15,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from openai._models import construct_type
-from openai.types.responses import ResponseStreamEvent
-
 from ..errors import ModelBehaviorError, UserError
 from ..items import ModelResponse
 from .interface import Model, ModelRequest
@@ -169,4 +166,8 @@ def _chunks(text: str, size: int = 24) -> list[str]:
 
 
 def _event(data: dict[str, Any]) -> Any:
+    # imported here: loading ``openai`` takes ~0.7 s, and only streaming needs its types
+    from openai._models import construct_type
+    from openai.types.responses import ResponseStreamEvent
+
     return construct_type(type_=ResponseStreamEvent, value=data)
