@@ -384,6 +384,7 @@ class RunLoop:
         )
         outcome = await run_tools(agent, processed, self.ctx, self.run_config, done, self.hooks)
         self._record(list(outcome.outputs))
+        self._record(list(outcome.notes), stream=False)
         if outcome.outputs:
             self.tool_use_tracker[agent.name] = True
         self._record(list(outcome.mcp_manual))

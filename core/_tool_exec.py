@@ -13,6 +13,7 @@ from .agent import Agent
 from .context import RunContextWrapper, ToolContext
 from .errors import AgentsException, ModelBehaviorError, UserError
 from .items import (
+    InputItem,
     MCPApprovalRequestItem,
     MCPApprovalResponseItem,
     MCPListToolsItem,
@@ -134,6 +135,7 @@ class StepOutcome:
     function_results: list[tuple[FunctionTool, Any]] = field(default_factory=list)
     mcp_manual: list[MCPApprovalResponseItem] = field(default_factory=list)
     mcp_callback: list[MCPApprovalResponseItem] = field(default_factory=list)
+    notes: list[InputItem] = field(default_factory=list)
 
 
 def process_response(
@@ -516,4 +518,7 @@ async def _run_local(
         await call_hook(hooks, agent, "on_tool_start", ctx, agent, handler)
         result = await handler.execute(ctx, run.call, agent)
         await call_hook(hooks, agent, "on_tool_end", ctx, agent, handler, result.output)
+        note_items = getattr(result, "note_items", None)
+        if note_items is not None:  # e.g. "the browser crashed and was restarted"
+            outcome.notes.extend(InputItem(agent=agent, raw_item=note) for note in note_items())
     return ToolCallOutputItem(agent=agent, raw_item=result.input_item, output=result.output)

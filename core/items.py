@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .agent import Agent
 
 __all__ = [
+    "InputItem",
     "ItemHelpers",
     "MessageOutputItem",
     "ModelResponse",
@@ -215,8 +216,17 @@ class MCPApprovalResponseItem(_RunItemBase):
     type: str = field(init=False, default="mcp_approval_response_item")
 
 
+@dataclass(eq=False)
+class InputItem(_RunItemBase):
+    """An input item the runner itself adds to the history (``input_item``), e.g. a note to
+    the model after a local tool recovered from a crash (a browser restarted)."""
+
+    type: str = field(init=False, default="input_item")
+
+
 RunItem = (
-    MessageOutputItem
+    InputItem
+    | MessageOutputItem
     | ReasoningItem
     | ToolCallItem
     | ToolCallOutputItem

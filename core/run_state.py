@@ -13,6 +13,7 @@ from .errors import UserError
 from .items import (
     HandoffCallItem,
     HandoffOutputItem,
+    InputItem,
     MCPApprovalRequestItem,
     MCPApprovalResponseItem,
     MCPListToolsItem,
@@ -36,6 +37,7 @@ logger = logging.getLogger("core")
 SCHEMA_VERSION = "1.0"
 
 _ITEM_CLASSES: dict[str, type[Any]] = {
+    "input_item": InputItem,
     "message_output_item": MessageOutputItem,
     "reasoning_item": ReasoningItem,
     "tool_call_item": ToolCallItem,

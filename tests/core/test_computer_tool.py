@@ -546,3 +546,34 @@ async def test_seed_block3_with_a_computer_tool(responses_server, openai_client)
     }
     sent = [i for i in second["input"] if i.get("type") == "computer_call_output"]
     assert sent[0]["output"] == {"type": "computer_screenshot", "image_url": ""}
+
+
+async def test_restart_note_reaches_the_model_after_the_screenshot(responses_server, model) -> None:
+    from core import Agent, Runner
+    from tests.support import items
+
+    class Flaky(RecordingComputer):
+        async def click(self, x: int, y: int, button: str = "left") -> None:
+            raise ComputerRestartedError(
+                "The browser crashed and was restarted; the click was not performed."
+            )
+
+    call = _call([{"type": "click", "x": 5, "y": 5}])
+    responses_server.enqueue([call])
+    responses_server.enqueue([items.message("I will click again.")])
+    agent = Agent(name="a", model=model, tools=[ComputerTool(Flaky())])
+    result = await Runner.run(agent, "click it")
+    assert result.final_output == "I will click again."
+    sent = responses_server.requests[1].body["input"]
+    kinds = [i.get("type") for i in sent]
+    output_at = kinds.index("computer_call_output")
+    assert sent[output_at + 1] == {
+        "type": "message",
+        "role": "user",
+        "content": [
+            {
+                "type": "input_text",
+                "text": "The browser crashed and was restarted; the click was not performed.",
+            }
+        ],
+    }
