@@ -1277,6 +1277,8 @@ class DiffView(QWidget):
         return True
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if getattr(self, "_list", None) is None or getattr(self, "_comment_edit", None) is None:
+            return super().eventFilter(watched, event)  # events arriving while __init__ builds
         kind = event.type()
         if kind == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
             if watched in (self._list, self._file_list):
