@@ -5,9 +5,11 @@ Starts a ``PlaywrightComputer`` (system Chromium) on pages served from 127.0.0.1
 1. per action kind (click, double_click, type, keypress, scroll, move, drag): the action's time and
    the screenshot ``ComputerTool`` takes after it (median and p95, ms);
 2. CDP screencast frames per second on an animated page, frames only counted (no painting);
-3. with ``--qt``: the same screencast painted in a Qt widget (offscreen platform) under a qasync
-   loop: frames painted per second and the event-loop stall (largest gap of a 10 ms timer minus
-   the period, ms, and its p99).
+3. with ``--qt``: the real ``desktop.views.browser_view.BrowserView`` fed by a
+   ``BrowserSession`` (offscreen platform, qasync loop): frames painted per second on the animated
+   page (and frames received/decoded/dropped), the event-loop stall while painting (largest gap of
+   a 10 ms timer minus the period, ms, and its p99 gap), then each action through
+   ``GatedComputer`` with the screenshot after it while the view is live.
 
 Usage: ``python -m bench.browser_view [--reps 20] [--seconds 5] [--qt]``
 """
@@ -117,51 +119,35 @@ async def screencast_fps(computer: PlaywrightComputer, base: str, seconds: float
     return fps
 
 
-def qt_paint(base: str, seconds: float) -> None:
-    """Paint screencast frames in a Qt widget under qasync; print paint rate and stalls."""
+def _gaps_summary(gaps: list[float], period_s: float) -> str:
+    ordered = sorted(gaps)
+    p99 = ordered[int(len(ordered) * 0.99)] if ordered else 0.0
+    stall = max(0.0, (ordered[-1] if ordered else period_s) - period_s)
+    return f"event-loop stall max {stall * 1000:5.1f} ms, p99 timer gap {p99 * 1000:5.1f} ms"
+
+
+def qt_view(base: str, seconds: float, reps: int) -> None:
+    """Run the real ``BrowserView`` (offscreen) under qasync and print its figures.
+
+    1. frames painted per second on the animated page, with the session's received, decoded
+       and dropped frame counts, and the event-loop stall (a 10 ms timer's largest gap minus
+       the period, and its p99 gap);
+    2. with the view live, each agent action through ``GatedComputer`` (as ``ComputerTool``
+       drives it) and the screenshot after it (median and p95, ms), with the stall meanwhile.
+    """
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import qasync
-    from PySide6.QtCore import QRect, Qt, QTimer
-    from PySide6.QtGui import QImage, QPainter, QPixmap
-    from PySide6.QtWidgets import QApplication, QWidget
+    from PySide6.QtCore import Qt, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.browser_session import BrowserSession
+    from desktop.views.browser_view import BrowserView
+    from harnesses.browser.gated import ActionGate, GatedComputer
 
     app = QApplication.instance() or QApplication([])
-
-    # TODO(browser view): replace _FrameSink with desktop.views.browser_view.BrowserView (fed by
-    # the same start_screencast callback) once the view exists, to measure the real widget.
-    class _FrameSink(QWidget):
-        """Keeps the last frame; paints it scaled with the aspect ratio kept."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.resize(900, 600)
-            self.pixmap: QPixmap | None = None
-            self.painted = 0
-            self.decode_s: list[float] = []
-
-        def on_frame(self, data: bytes, meta: FrameMetadata) -> None:
-            t0 = time.perf_counter()
-            image = QImage.fromData(data, "JPG" if meta.format == "jpeg" else "PNG")
-            self.pixmap = QPixmap.fromImage(image)
-            self.decode_s.append(time.perf_counter() - t0)
-            self.update()
-
-        def paintEvent(self, event: Any) -> None:
-            if self.pixmap is None:
-                return
-            painter = QPainter(self)
-            size = self.pixmap.size().scaled(self.size(), Qt.AspectRatioMode.KeepAspectRatio)
-            x = (self.width() - size.width()) // 2
-            y = (self.height() - size.height()) // 2
-            painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
-            painter.drawPixmap(QRect(x, y, size.width(), size.height()), self.pixmap)
-            painter.end()
-            self.painted += 1
-
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    sink = _FrameSink()
-    sink.show()
+    period_s = 0.010
     gaps: list[float] = []
     last = [time.perf_counter()]
 
@@ -174,35 +160,80 @@ def qt_paint(base: str, seconds: float) -> None:
     timer.setTimerType(Qt.TimerType.PreciseTimer)
     timer.timeout.connect(tick)
 
+    def measure_from_now() -> None:
+        gaps.clear()
+        last[0] = time.perf_counter()
+        if not timer.isActive():
+            timer.start(int(period_s * 1000))
+
     async def main() -> None:
         computer = PlaywrightComputer(dimensions=(1024, 768), throwaway=True)
+        gate = ActionGate()
+        agent = GatedComputer(computer, gate)
+        session = BrowserSession(computer, gate)
+        view = BrowserView(session)
+        view.resize(1000, 820)
+        view.show()
         try:
             await computer.start()
             await computer.page.goto(base + "/animated")
-            await computer.start_screencast(sink.on_frame)
-            await asyncio.sleep(0.5)
-            timer.start(10)
-            last[0] = time.perf_counter()
-            painted0, begin = sink.painted, time.perf_counter()
+            first = asyncio.Event()
+            view.framePainted.connect(first.set)
+            session.start()
+            await asyncio.wait_for(first.wait(), 30)
+            await asyncio.sleep(0.5)  # warm-up: measurement window, not synchronisation
+            measure_from_now()
+            painted0, received0 = view.frames_painted, session.frames_received
+            decoded0, dropped0 = session.frames_decoded, session.frames_dropped
+            begin = time.perf_counter()
             await asyncio.sleep(seconds)
             elapsed = time.perf_counter() - begin
-            timer.stop()
-            await computer.stop_screencast()
-            fps = (sink.painted - painted0) / elapsed
-            ordered = sorted(gaps)
-            p99 = ordered[int(len(ordered) * 0.99)] if ordered else 0.0
+            stall = _gaps_summary(gaps, period_s)
+            rect = view.canvas.frame_rect()
             print(
-                f"Qt offscreen paint: {fps:5.1f} frames/s painted; decode "
-                f"{_ms(sink.decode_s)}; event-loop stall max "
-                f"{(max(gaps, default=0.01) - 0.01) * 1000:5.1f} ms, p99 gap {p99 * 1000:5.1f} ms "
+                f"BrowserView (offscreen, frame {rect.width():.0f}x{rect.height():.0f} px): "
+                f"{(view.frames_painted - painted0) / elapsed:5.1f} frames/s painted of "
+                f"{(session.frames_received - received0) / elapsed:5.1f} received "
+                f"({(session.frames_decoded - decoded0) / elapsed:5.1f} decoded off the GUI "
+                f"thread, {session.frames_dropped - dropped0} dropped unseen); {stall} "
                 f"({len(gaps) / elapsed:5.1f} timer ticks/s)"
             )
+
+            await computer.page.goto(base + "/form")
+            actions: dict[str, Callable[[int], Awaitable[None]]] = {
+                "click": lambda i: agent.click(100 + i % 50, 40, "left"),
+                "type": lambda i: agent.type("hello"),
+                "keypress": lambda i: agent.keypress(["CTRL", "A"]),
+                "scroll": lambda i: agent.scroll(400, 300, 0, 40 if i % 2 else -40),
+                "drag": lambda i: agent.drag([(10, 300), (200, 320), (400, 340)]),
+            }
+            print("with the view live, through GatedComputer (action | screenshot after it):")
+            measure_from_now()
+            for name, act in actions.items():
+                action_s: list[float] = []
+                shot_s: list[float] = []
+                for i in range(reps):
+                    t0 = time.perf_counter()
+                    await act(i)
+                    t1 = time.perf_counter()
+                    await agent.screenshot()
+                    t2 = time.perf_counter()
+                    action_s.append(t1 - t0)
+                    shot_s.append(t2 - t1)
+                print(f"  {name:9s} action {_ms(action_s)} | screenshot {_ms(shot_s)}")
+            print(
+                f"  while acting: {_gaps_summary(gaps, period_s)}; "
+                f"{len(view.log_entries())} actions logged"
+            )
+            timer.stop()
         finally:
+            await session.close()
             await computer.close()
+            view.close()
 
     with loop:
         loop.run_until_complete(main())
-    sink.close()
+    asyncio.set_event_loop(None)
 
 
 async def _headless(reps: int, seconds: float, base: str) -> None:
@@ -218,12 +249,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=20, help="repetitions per action kind")
     parser.add_argument("--seconds", type=float, default=5.0, help="screencast window (s)")
-    parser.add_argument("--qt", action="store_true", help="also paint frames in a Qt widget")
+    parser.add_argument(
+        "--qt", action="store_true", help="also measure the real BrowserView (offscreen Qt)"
+    )
     args = parser.parse_args()
     with _serve() as base:
         asyncio.run(_headless(args.reps, args.seconds, base))
         if args.qt:
-            qt_paint(base, args.seconds)
+            qt_view(base, args.seconds, args.reps)
 
 
 if __name__ == "__main__":

@@ -16,17 +16,21 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 import harnesses.codex
-from core import Agent, OpenAIProvider, RunConfig, UserError
+from core import Agent, ComputerTool, OpenAIProvider, RunConfig, UserError
 from core.policy import RuleStore
 from core.settings import Settings, load_settings
+from harnesses.browser import BrowserNotFoundError, PlaywrightComputer, find_chromium
+from harnesses.browser.gated import ActionGate, GatedComputer
 from harnesses.sessions import SessionJournal
 from harnesses.sessions.journal import default_journal_path
 from harnesses.workspace import Workspace
 from resources import read_text
 
+from .browser_session import BrowserSession
 from .controller import Controller
 from .delegates import codex_delegate
 from .main_window import MainWindow
+from .views.browser_placeholder import BrowserPlaceholder
 from .views.sessions_list import SessionSummary
 
 __all__ = ["AppOptions", "run_app"]
@@ -82,9 +86,13 @@ class _CodexRelay:
             self.target(event)
 
 
-def _agent_factory(settings: Settings, relay: _CodexRelay) -> Any:
+def _agent_factory(
+    settings: Settings, relay: _CodexRelay, computer: GatedComputer | None = None
+) -> Any:
     def build(workspace: Workspace) -> Agent[Any]:
         tools: list[Any] = workspace.tools()
+        if computer is not None:
+            tools.append(ComputerTool(computer))
         codex = codex_delegate(workspace, codex_path=settings.codex_path, on_stream=relay)
         if codex is not None:
             tools.append(codex)
@@ -106,6 +114,10 @@ class _Session:
         self.errors: list[str] = []
         self.workdir: Path | None = None
         self.codex_relay = _CodexRelay()
+        self.browser: PlaywrightComputer | None = None
+        self.browser_session: BrowserSession | None = None
+        self.browser_error: str | None = None
+        gated: GatedComputer | None = None
         try:
             self.settings = load_settings(options.settings_path)
         except UserError as exc:
@@ -127,7 +139,17 @@ class _Session:
             folder = (options.folder or self.settings.last_folder or Path.cwd()).resolve()
             self.task = None
             mode = str(self.settings.approval_mode)
-            self.factory = _agent_factory(self.settings, self.codex_relay)
+            chromium = str(self.settings.chromium_path) if self.settings.chromium_path else None
+            try:
+                find_chromium(chromium)
+            except BrowserNotFoundError as exc:
+                self.browser_error = str(exc)
+            else:  # a persistent profile per project, launched on the agent's first action
+                self.browser = PlaywrightComputer(project_dir=folder, executable=chromium)
+                gate = ActionGate()
+                gated = GatedComputer(self.browser, gate)
+                self.browser_session = BrowserSession(self.browser, gate)
+            self.factory = _agent_factory(self.settings, self.codex_relay, gated)
         self.rules_store = RuleStore(self.settings.rules_path)
         try:
             rules = list(self.rules_store.list())
@@ -163,7 +185,14 @@ class _Session:
             session_id=self.session_id,
         )
         self.codex_relay.target = self.controller.on_codex_event
-        self.window = MainWindow(self.controller, self.settings, branch=_branch(folder))
+        self.window = MainWindow(
+            self.controller,
+            self.settings,
+            branch=_branch(folder),
+            browser_session=self.browser_session,
+        )
+        if self.browser_error and isinstance(self.window.browser, BrowserPlaceholder):
+            self.window.browser.set_message(f"The browser tool is off: {self.browser_error}")
 
     def sessions(self) -> list[SessionSummary]:
         records = self.journal.sessions(self.workspace.root)
@@ -171,6 +200,10 @@ class _Session:
 
     async def close(self) -> None:
         await self.controller.shutdown()
+        if self.browser_session is not None:
+            await self.browser_session.close()
+        if self.browser is not None:
+            await self.browser.close()
         self.journal.close()
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)

@@ -12,10 +12,12 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QSplitter, QTabWidget, Q
 from core.settings import Settings
 from resources import read_text
 
+from .browser_session import BrowserSession
 from .controller import Controller
 from .unified_diff import parse_unified_diff
 from .views.approval_panel import ApprovalPanel
 from .views.browser_placeholder import BrowserPlaceholder
+from .views.browser_view import BrowserView
 from .views.checkpoints_view import CheckpointInfo, CheckpointsView
 from .views.composer import Composer
 from .views.conversation_view import ConversationView
@@ -37,7 +39,12 @@ class MainWindow(QMainWindow):
     closed = Signal()
 
     def __init__(
-        self, controller: Controller, settings: Settings, *, branch: str | None = None
+        self,
+        controller: Controller,
+        settings: Settings,
+        *,
+        branch: str | None = None,
+        browser_session: BrowserSession | None = None,
     ) -> None:
         super().__init__()
         self.controller = controller
@@ -53,7 +60,9 @@ class MainWindow(QMainWindow):
         self.composer = Composer()
         self.diff_view = DiffView()
         self.terminal = TerminalView()
-        self.browser = BrowserPlaceholder()
+        self.browser: BrowserView | BrowserPlaceholder = (
+            BrowserView(browser_session) if browser_session is not None else BrowserPlaceholder()
+        )
         self.checkpoints = CheckpointsView()
         self.tabs = QTabWidget()
         for widget, name in zip(
@@ -155,6 +164,11 @@ class MainWindow(QMainWindow):
         c.toolStarted.connect(self.conversation.add_tool_card)
         c.toolUpdated.connect(self.conversation.update_tool_card)
         c.notice.connect(self.conversation.add_notice)
+        if isinstance(self.browser, BrowserView):
+            browser = self.browser.session
+            c.toolStarted.connect(browser.on_tool_started)
+            c.toolUpdated.connect(browser.on_tool_updated)
+            browser.notice.connect(self.conversation.add_notice)
         c.usageChanged.connect(self.top_bar.set_usage)
         c.modeChanged.connect(self.top_bar.set_mode)
         self.top_bar.modeChangeRequested.connect(c.set_mode)
@@ -181,6 +195,8 @@ class MainWindow(QMainWindow):
 
     # -- slots -----------------------------------------------------------------------------------
     def _show_tool(self, call_id: str, kind: str) -> None:
+        if kind == "computer" and isinstance(self.browser, BrowserView):
+            self.browser.show_call(call_id)
         tab = {"shell": 1, "apply_patch": 0, "computer": 2, "codex": 1}.get(kind)
         if tab is not None:
             self.tabs.setCurrentIndex(tab)

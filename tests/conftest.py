@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 
 import openai
@@ -73,13 +74,38 @@ def _descendants(root: int) -> list[tuple[int, str]]:
     return found
 
 
+class _LeakedTasks(logging.Handler):
+    """Collects asyncio's "Task was destroyed but it is pending!" reports (a leaked task)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.reports: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if "Task was destroyed but it is pending" in message:
+            self.reports.append(message.splitlines()[0][:300])
+
+
+_leaked_tasks = _LeakedTasks()
+logging.getLogger("asyncio").addHandler(_leaked_tasks)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the run when a test left a subprocess behind (shell, Chromium, Codex...)."""
+    """Fail the run when a test left a subprocess (shell, Chromium, Codex...) or an asyncio
+    task behind."""
+    import gc
     import os
 
+    gc.collect()  # pending tasks that were dropped are reported when collected
     leaked = _descendants(os.getpid())
     if leaked:
         print("\nleaked subprocesses after the test run:")
         for pid, cmdline in leaked:
             print(f"  {pid}: {cmdline}")
+        session.exitstatus = 1
+    if _leaked_tasks.reports:
+        print("\nleaked asyncio tasks (destroyed while pending):")
+        for report in _leaked_tasks.reports[:20]:
+            print(f"  {report}")
         session.exitstatus = 1
