@@ -429,7 +429,8 @@ class Controller(QObject):
         elif kind == "function_call":
             card = ("function", f"{raw.get('name')}({_short(raw.get('arguments', ''))})", "")
         elif kind == "computer_call":
-            card = ("computer", "browser action", "")
+            actions = raw.get("actions") or [raw.get("action") or {}]
+            card = ("computer", ", ".join(str(a.get("type", "action")) for a in actions), "browser")
         else:
             card = ("hosted", kind.removesuffix("_call").replace("_", " "), "")
         self._calls[call_id] = _Call(card[0])
@@ -451,6 +452,8 @@ class Controller(QObject):
                 "timeout" if c.get("type") == "timeout" else f"exit {c.get('exit_code')}"
                 for c in codes
             )
+        elif raw.get("type") == "computer_call_output":
+            summary = "screenshot sent to the model"
         elif raw.get("type") == "apply_patch_call_output":
             status = "failed" if raw.get("status") == "failed" else "completed"
             summary = _short(str(raw.get("output", "")), 160)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QProcess, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
@@ -14,6 +15,7 @@ from resources import read_text
 
 from .browser_session import BrowserSession
 from .controller import Controller
+from .notify import Notifier
 from .unified_diff import parse_unified_diff
 from .views.approval_panel import ApprovalPanel
 from .views.browser_placeholder import BrowserPlaceholder
@@ -107,6 +109,7 @@ class MainWindow(QMainWindow):
             )
         self._settings_dialog: Any = None
         self._proposals: dict[str, Any] = {}
+        self._notifier = Notifier(self)
         self._build_menus()
         self._connect_signals()
 
@@ -164,6 +167,7 @@ class MainWindow(QMainWindow):
         c.toolStarted.connect(self.conversation.add_tool_card)
         c.toolUpdated.connect(self.conversation.update_tool_card)
         c.notice.connect(self.conversation.add_notice)
+        c.toolStarted.connect(self._follow_tool)
         if isinstance(self.browser, BrowserView):
             browser = self.browser.session
             c.toolStarted.connect(browser.on_tool_started)
@@ -175,6 +179,7 @@ class MainWindow(QMainWindow):
         self.conversation.toolCardActivated.connect(self._show_tool)
 
         c.approvalRequested.connect(self.approvals.enqueue)
+        c.approvalRequested.connect(self._notify_approval)
         c.approvalWithdrawn.connect(self.approvals.withdraw)
         self.approvals.decided.connect(c.decide)
 
@@ -194,6 +199,11 @@ class MainWindow(QMainWindow):
         self.checkpoints.undoRestoreRequested.connect(c.undo_restore)
 
     # -- slots -----------------------------------------------------------------------------------
+    def _follow_tool(self, call_id: str, kind: str, title: str, detail: str) -> None:
+        """Bring the browser forward when the agent starts using it (the user watches live)."""
+        if kind == "computer" and isinstance(self.browser, BrowserView):
+            self.tabs.setCurrentIndex(2)
+
     def _show_tool(self, call_id: str, kind: str) -> None:
         if kind == "computer" and isinstance(self.browser, BrowserView):
             self.browser.show_call(call_id)
@@ -240,8 +250,19 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def _open_path(self, path: Path) -> None:
-        self.conversation.add_notice(
-            f"Restart Tandem on {path} to switch folders (tandem {path}).", "info"
+        """Open ``path`` in a new Tandem window (its own process) and remember it."""
+        if not path.is_dir():
+            self.conversation.add_notice(f"{path} is not a folder.", "error")
+            return
+        if not QProcess.startDetached(sys.executable, ["-m", "desktop.cli", str(path)]):
+            self.conversation.add_notice(f"Could not start Tandem on {path}.", "error")
+            return
+        self._apply_settings(self.settings.with_recent_folder(path))
+        self.conversation.add_notice(f"Opened {path} in a new window.", "info")
+
+    def _notify_approval(self, request: Any) -> None:
+        self._notifier.notify(
+            "Tandem needs your approval", f"{request.title}: {request.body[:120]}"
         )
 
     def show_settings(self) -> None:
