@@ -29,6 +29,7 @@ from resources import read_text
 from .browser_session import BrowserSession
 from .controller import Controller
 from .delegates import codex_delegate
+from .gc_policy import install_gui_thread_gc
 from .main_window import MainWindow
 from .views.browser_placeholder import BrowserPlaceholder
 from .views.sessions_list import SessionSummary
@@ -225,6 +226,7 @@ def run_app(options: AppOptions) -> int:
     app.setOrganizationName("Tandem")
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    gc_timers = install_gui_thread_gc(app)  # noqa: F841  (kept alive for the app's lifetime)
     closed = loop.create_future()
     session = _Session(options)
     window = session.window
