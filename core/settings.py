@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import os
-import tempfile
 import time
 import tomllib
 from pathlib import Path
@@ -24,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from ._util import write_private_file
 from .errors import UserError
 from .policy.modes import ApprovalMode
 
@@ -444,7 +443,6 @@ def save_settings(settings: Settings, path: str | os.PathLike[str] | None = None
         UserError: the folder or file cannot be written.
     """
     file = Path(path) if path is not None else settings_path()
-    folder = file.parent
     table: dict[str, Any] | None = None
     if file.is_file():
         try:
@@ -455,29 +453,9 @@ def save_settings(settings: Settings, path: str | os.PathLike[str] | None = None
             _keep_invalid(file)
     text = _to_toml(settings, _stored_key(settings, table))
     try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".tmp", dir=folder)
+        write_private_file(file, text)
     except OSError as exc:
         raise UserError(f"cannot write settings file {file}: {exc.strerror or exc}") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            os.fchmod(handle.fileno(), 0o600)
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, file)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise UserError(f"cannot write settings file {file}: {exc.strerror or exc}") from exc
-        raise
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
     logger.debug("settings saved to %s", file)
     return file
 

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .._util import write_private_file
 from ..errors import UserError
 from .rules import Rule
 
@@ -190,29 +189,7 @@ class RuleStore:
             indent=2,
             ensure_ascii=False,
         )
-        folder = self.path.parent
         try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=folder)
+            write_private_file(self.path, payload + "\n")
         except OSError as exc:
             raise UserError(f"cannot write rules file {self.path}: {exc}") from exc
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                if hasattr(os, "fchmod"):  # mkstemp already uses 0600 on POSIX; be explicit
-                    os.fchmod(handle.fileno(), 0o600)
-                handle.write(payload + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self.path)
-        except BaseException as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            if isinstance(exc, OSError):
-                raise UserError(f"cannot write rules file {self.path}: {exc}") from exc
-            raise
-        with contextlib.suppress(OSError):
-            dir_fd = os.open(folder, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
-import inspect
 import json
 import logging
 import re
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from .._util import maybe_await as _maybe_await
 from ..context import RunContextWrapper, ToolContext
 from ..errors import ModelBehaviorError
 from .function import FunctionTool, ToolErrorFunction, default_tool_error_function
@@ -195,10 +195,6 @@ def default_structured_input(options: StructuredToolInputBuilderOptions) -> str:
     elif options["summary"]:
         lines += ["## Input Schema Summary:", options["summary"], ""]
     return "\n".join(lines)
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 # -- the invoker ---------------------------------------------------------------------------------

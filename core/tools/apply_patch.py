@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
+from .._util import maybe_await as _maybe_await
 from ..errors import ModelBehaviorError, UserError
 from .editor import ApplyPatchEditor, ApplyPatchOperation, ApplyPatchResult
-from .local import ApprovalDecision, LocalCallResult
+from .local import ApprovalDecision, LocalCallResult, ask_on_approval
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -174,17 +174,7 @@ class ApplyPatchTool:
         self, ctx: RunContextWrapper[Any], item: ToolApprovalItem
     ) -> ApprovalDecision | None:
         """Ask the ``on_approval`` callback; ``None`` when absent or undecided (spec §4.5, §8)."""
-        if self.on_approval_callback is None:
-            return None
-        answer = await _maybe_await(self.on_approval_callback(ctx, item))
-        if isinstance(answer, ApprovalDecision):
-            return answer
-        if not isinstance(answer, Mapping) or answer.get("approve") is None:
-            return None
-        reason = answer.get("reason")
-        return ApprovalDecision(
-            approve=bool(answer["approve"]), reason=None if reason is None else str(reason)
-        )
+        return await ask_on_approval(self.on_approval_callback, ctx, item)
 
     async def execute(
         self, ctx: RunContextWrapper[Any], call: dict[str, Any], agent: Agent[Any] | None = None
@@ -293,7 +283,3 @@ def _validate_allowed_callers(
             "'direct' and 'programmatic'."
         )
     return values
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value

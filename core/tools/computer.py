@@ -15,8 +15,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
+from .._util import maybe_await as _maybe_await
 from ..errors import AgentsException, ModelBehaviorError, UserError
-from .local import ApprovalDecision, LocalCallResult
+from .local import ApprovalDecision, LocalCallResult, ask_on_approval
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -287,10 +288,6 @@ def ensure_single_computer_tool(tools: Sequence[Any]) -> None:
         raise UserError("You can only provide one computer tool per request.")
 
 
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
-
-
 def _is_computer(value: Any) -> bool:
     if isinstance(value, Computer | AsyncComputer):
         return True
@@ -527,17 +524,7 @@ class ComputerTool:
         self, ctx: RunContextWrapper[Any], item: ToolApprovalItem
     ) -> ApprovalDecision | None:
         """Ask the ``on_approval`` callback; ``None`` when absent or undecided."""
-        if self.on_approval_callback is None:
-            return None
-        answer = await _maybe_await(self.on_approval_callback(ctx, item))
-        if isinstance(answer, ApprovalDecision):
-            return answer
-        if not isinstance(answer, Mapping) or answer.get("approve") is None:
-            return None
-        reason = answer.get("reason")
-        return ApprovalDecision(
-            approve=bool(answer["approve"]), reason=None if reason is None else str(reason)
-        )
+        return await ask_on_approval(self.on_approval_callback, ctx, item)
 
     async def _acknowledge(
         self, ctx: RunContextWrapper[Any], call: dict[str, Any], agent: Agent[Any] | None

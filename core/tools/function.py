@@ -16,6 +16,7 @@ from typing import Any, Literal, TypedDict, get_origin, get_type_hints, overload
 from pydantic import TypeAdapter, ValidationError
 from typing_extensions import Unpack
 
+from .._util import maybe_await as _maybe_await
 from ..context import RunContextWrapper, ToolContext
 from ..errors import ModelBehaviorError, ToolTimeoutError, UserError
 from .docstrings import DocstringStyle, is_callable_instance
@@ -70,10 +71,6 @@ def default_tool_error_function(ctx: RunContextWrapper[Any], error: Exception) -
             f"Error: {error.__cause__}"
         )
     return f"An error occurred while running the tool. Please try again. Error: {error}"
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 def _first_param_is_plain_wrapper(func: Any) -> bool:

@@ -8,6 +8,7 @@ model order, spec §10.1 step 6) and appends the input item it returns.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from ..context import RunContextWrapper
     from ..items import ToolApprovalItem
 
-__all__ = ["ApprovalDecision", "LocalCallHandler", "LocalCallResult"]
+__all__ = ["ApprovalDecision", "LocalCallHandler", "LocalCallResult", "ask_on_approval"]
 
 
 @dataclass(slots=True)
@@ -81,3 +82,29 @@ class LocalCallHandler(Protocol):
     def rejection(self, call: dict[str, Any], message: str) -> LocalCallResult:
         """The output item for a rejected call (spec §4.5, §5.3)."""
         ...
+
+
+async def ask_on_approval(
+    callback: Callable[..., Any] | None, ctx: RunContextWrapper[Any], item: ToolApprovalItem
+) -> ApprovalDecision | None:
+    """Consult a tool's ``on_approval`` callback (sync or async, spec §4.5).
+
+    The callback returns an :class:`ApprovalDecision`, a mapping ``{"approve": bool,
+    "reason"?: str}``, or anything else for "undecided" (the run then interrupts).
+
+    Returns:
+        The decision, or ``None`` when there is no callback or it did not decide.
+    """
+    if callback is None:
+        return None
+    from .._util import maybe_await
+
+    answer = await maybe_await(callback(ctx, item))
+    if isinstance(answer, ApprovalDecision):
+        return answer
+    if not isinstance(answer, Mapping) or answer.get("approve") is None:
+        return None
+    reason = answer.get("reason")
+    return ApprovalDecision(
+        approve=bool(answer["approve"]), reason=None if reason is None else str(reason)
+    )

@@ -7,13 +7,13 @@ output construction, approvals) and §8 (approval flow). Core only defines the e
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NotRequired, TypeAlias, TypedDict
 
+from .._util import maybe_await as _maybe_await
 from ..errors import ModelBehaviorError, UserError
-from .local import ApprovalDecision, LocalCallResult
+from .local import ApprovalDecision, LocalCallResult, ask_on_approval
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -268,10 +268,6 @@ ShellApprovalFunction: TypeAlias = Callable[
 ]
 ShellOnApprovalFunction: TypeAlias = Callable[["RunContextWrapper[Any]", "ToolApprovalItem"], Any]
 LocalShellExecutor: TypeAlias = Callable[[LocalShellCommandRequest], "str | Awaitable[str]"]
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 # -- coerce_shell_call (spec §4.4) --------------------------------------------------------------
@@ -579,15 +575,7 @@ class ShellTool:
         self, ctx: RunContextWrapper[Any], item: ToolApprovalItem
     ) -> ApprovalDecision | None:
         """Ask the ``on_approval`` callback; ``None`` when absent or undecided (spec §4.5)."""
-        if self.on_approval_callback is None:
-            return None
-        answer = await _maybe_await(self.on_approval_callback(ctx, item))
-        if isinstance(answer, ApprovalDecision):
-            return answer
-        if not isinstance(answer, Mapping) or answer.get("approve") is None:
-            return None
-        reason = answer.get("reason")
-        return ApprovalDecision(approve=bool(answer["approve"]), reason=reason)
+        return await ask_on_approval(self.on_approval_callback, ctx, item)
 
     async def execute(
         self, ctx: RunContextWrapper[Any], call: dict[str, Any], agent: Agent[Any] | None = None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -13,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..._util import maybe_await as _maybe_await
 from ...context import RunContextWrapper, ToolContext
 from ...errors import ModelBehaviorError, UserError
 from ...usage import Usage
@@ -202,10 +202,6 @@ def _parse_call(
 
 
 # -- the invoker ------------------------------------------------------------------------------
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 class _CodexInvoker:
