@@ -20,6 +20,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from core import Agent, RawResponsesStreamEvent, RunConfig, RunItemStreamEvent, Runner, RunState
 from core.items import ItemHelpers, ToolApprovalItem
 from core.policy import RuleStore, suggest_rule
+from core.tools.agent_tool import AgentTool, AgentToolStreamEvent
 from core.tools.codex.events import (
     AgentMessageItem,
     CommandExecutionItem,
@@ -31,6 +32,19 @@ from harnesses.editor import Proposal, ReviewEvent, ReviewOutcome
 from harnesses.shell import ShellCommandFinished, ShellCommandStarted, ShellEvent, ShellOutputChunk
 from harnesses.workspace import Workspace
 
+from .activity import (
+    HOSTED_CALL_TYPES,
+    CardBody,
+    CardResult,
+    CardSpec,
+    citations,
+    decode_image,
+    hosted_card,
+    hosted_result,
+    mcp_list_tools_result,
+    tool_search_card,
+    tool_search_result,
+)
 from .views.approval_panel import ApprovalRequest
 from .views.diff_highlight import lexer_for_path
 
@@ -64,6 +78,13 @@ class Controller(QObject):
     reasoning = Signal(str, str)
     toolStarted = Signal(str, str, str, str)
     toolUpdated = Signal(str, str, object, str)
+    #: A card's rich content: (call id, ``desktop.activity.CardBody``); sent again as it grows.
+    toolBody = Signal(str, object)
+    #: The sources an assistant message cites: (item id, list of ``desktop.activity.Link``).
+    citations = Signal(str, object)
+    #: The entry created next with this id (message, reasoning or card) belongs to the nested
+    #: run of the agent-tool card ``parent call id``: (entry id, parent call id).
+    nestedEntry = Signal(str, str)
     notice = Signal(str, str)
     runningChanged = Signal(bool)
     usageChanged = Signal(int, int, int)
@@ -106,6 +127,13 @@ class Controller(QObject):
         self._pids: dict[str, int] = {}
         self._patch_call_id: str | None = None
         self._codex_blocks: dict[str, float] = {}
+        self._current: Any = None  # the RunResultStreaming of the run going on
+        self._adopted: set[str] = set()
+        self._agent_tools: dict[str, str] = {}  # agent-tool name -> the nested agent's name
+        self._mcp_requests: set[str] = set()
+        self._open_searches: list[str] = []
+        self._code: dict[str, str] = {}  # code interpreter code streamed so far, by item id
+        self._watch_agent_tools(self._agent)
         self.workspace.executor.listener = self._on_shell_event
         self._unsubscribe_review = self.workspace.review_queue.add_listener(self._on_review_event)
 
@@ -149,26 +177,14 @@ class Controller(QObject):
             return
         for event in self.journal.events(session_id):
             payload = event.payload
-            item = payload.get("item") or {}
             if event.kind == "user_message":
                 self.userMessage.emit(str(payload.get("text", "")))
-            elif event.kind == "message_output_created":
-                self.assistantDone.emit(
-                    str(item.get("id", "")), ItemHelpers.extract_last_text(item) or ""
-                )
-            elif event.kind == "reasoning_item_created":
-                self.reasoning.emit(
-                    str(item.get("id", "")),
-                    " ".join(str(x.get("text", "")) for x in item.get("summary", []) or []),
-                )
-            elif event.kind == "tool_called":
-                self._tool_called(item)
-            elif event.kind == "tool_output":
-                self._tool_output(item, None)
             elif event.kind == "history":
                 self._history = list(payload.get("items", []))
             elif event.kind in ("run_failed", "run_cancelled"):
                 self.notice.emit(f"(earlier) run {event.kind.removeprefix('run_')}", "info")
+            elif isinstance(payload.get("item"), dict):
+                self._show_item(event.kind, payload["item"], None, str(payload.get("parent", "")))
         saved = self.journal.load_run_state(session_id)
         if saved:
             self._spawn(self._resume_saved(saved))
@@ -336,6 +352,10 @@ class Controller(QObject):
                 state.reject(item, rejection_message=message or None)
                 self.toolUpdated.emit(item.call_id, "rejected", None, message or "rejected by you")
                 continue
+            if decision == "always_allow" and item.raw_item.get("type") == "mcp_approval_request":
+                state.approve(item, always_approve=True)  # this tool of this server, this run
+                self.toolUpdated.emit(item.call_id, "running", None, "approved for this run")
+                continue
             if decision == "always_allow":
                 self._always_allow(item)
             state.approve(item)
@@ -360,6 +380,18 @@ class Controller(QObject):
             body = f"{op.get('type')} {op.get('path')}"
             return ApprovalRequest(
                 item.call_id, "patch", "Change a file", body, reason, None, False
+            )
+        if raw.get("type") == "mcp_approval_request":
+            label = str(raw.get("server_label", "?"))
+            return ApprovalRequest(
+                item.call_id,
+                "mcp",
+                f"Use the MCP tool {raw.get('name', '?')}",
+                f"server: {label}\ntool: {raw.get('name', '?')}\narguments: "
+                + _pretty_json(raw.get("arguments")),
+                f"the MCP server {label!r} asks before each tool call (require_approval)",
+                f"`{raw.get('name', '?')}` on {label}, for the rest of this run",
+                False,
             )
         body = f"{item.tool_name}({item.arguments or ''})"
         return ApprovalRequest(
@@ -387,33 +419,137 @@ class Controller(QObject):
         self._approvals.clear()
 
     # -- core events -> signals ----------------------------------------------------------------
-    def _on_event(self, event: Any, result: Any) -> None:
+    def _on_event(self, event: Any, result: Any, parent: str = "") -> None:
         if isinstance(event, RawResponsesStreamEvent):
-            data = event.data
-            kind = getattr(data, "type", "")
-            if kind == "response.output_text.delta":
-                self.assistantDelta.emit(str(data.item_id), str(data.delta))
-            elif kind == "response.completed":
-                usage = result.context_wrapper.usage
-                self.usageChanged.emit(usage.input_tokens, usage.output_tokens, usage.total_tokens)
+            self._on_raw(event.data, result, parent)
             return
         if not isinstance(event, RunItemStreamEvent):
             return
         raw = event.item.raw_item
-        self._journal(event.name, {"item": raw})
-        if event.name == "message_output_created":
-            self.assistantDone.emit(
-                str(raw.get("id", "")), ItemHelpers.extract_last_text(raw) or ""
-            )
-        elif event.name == "reasoning_item_created":
-            text = " ".join(str(s.get("text", "")) for s in raw.get("summary", []) or [])
-            self.reasoning.emit(str(raw.get("id", "")), text)
-        elif event.name == "tool_called":
-            self._tool_called(raw)
-        elif event.name == "tool_output":
-            self._tool_output(raw, getattr(event.item, "output", None))
+        self._journal(event.name, {"item": raw, "parent": parent} if parent else {"item": raw})
+        self._show_item(event.name, raw, getattr(event.item, "output", None), parent)
 
-    def _tool_called(self, raw: dict[str, Any]) -> None:
+    def _on_raw(self, data: Any, result: Any, parent: str) -> None:
+        kind = getattr(data, "type", "")
+        if kind == "response.output_text.delta":
+            self._adopt(str(data.item_id), parent)
+            self.assistantDelta.emit(str(data.item_id), str(data.delta))
+        elif kind == "response.output_item.added":
+            item = data.item
+            if getattr(item, "type", "") in HOSTED_CALL_TYPES and getattr(item, "id", None):
+                raw = item.model_dump(exclude_none=True)
+                self._start_card(self._hosted_card_id(raw), hosted_card(raw), parent)
+        elif kind == "response.code_interpreter_call_code.delta":
+            item_id = str(data.item_id)
+            self._code[item_id] = self._code.get(item_id, "") + str(data.delta)
+            self.toolBody.emit(item_id, CardBody(code=self._code[item_id], expanded=True))
+        elif kind == "response.image_generation_call.partial_image":
+            image = decode_image(getattr(data, "partial_image_b64", None))
+            if image is not None:
+                self.toolBody.emit(str(data.item_id), CardBody(images=[image], expanded=True))
+        elif kind == "response.completed" and result is not None:
+            usage = result.context_wrapper.usage
+            self.usageChanged.emit(usage.input_tokens, usage.output_tokens, usage.total_tokens)
+
+    def _show_item(self, name: str, raw: dict[str, Any], output: Any, parent: str) -> None:
+        """Show one run item (live or replayed from the journal) in the conversation."""
+        item_id = str(raw.get("id", ""))
+        if name == "message_output_created":
+            self._adopt(item_id, parent)
+            self.assistantDone.emit(item_id, ItemHelpers.extract_last_text(raw) or "")
+            links = citations(raw)
+            if links:
+                self.citations.emit(item_id, links)
+        elif name == "reasoning_item_created":
+            self._adopt(item_id, parent)
+            text = " ".join(str(s.get("text", "")) for s in raw.get("summary", []) or [])
+            self.reasoning.emit(item_id, text)
+        elif name == "tool_called" and raw.get("type") in HOSTED_CALL_TYPES:
+            self._hosted_done(raw, parent)
+        elif name == "tool_called":
+            self._tool_called(raw, parent)
+        elif name == "tool_output":
+            self._tool_output(raw, output)
+        elif name == "mcp_list_tools":
+            self._hosted_done(raw, parent)
+        elif name == "tool_search_called":
+            call_id = str(raw.get("call_id") or item_id)
+            self._open_searches.append(call_id)
+            self._start_card(call_id, tool_search_card(raw), parent)
+        elif name == "tool_search_output_created":
+            call_id = str(raw.get("call_id") or "")
+            if call_id in self._open_searches:
+                self._open_searches.remove(call_id)
+            elif self._open_searches:
+                call_id = self._open_searches.pop(0)
+            else:
+                call_id = call_id or item_id
+                self._start_card(call_id, CardSpec("tool_search", "tool search"), parent)
+            self._finish_card(call_id, tool_search_result(raw))
+        elif name == "mcp_approval_requested":
+            self._mcp_requests.add(item_id)
+            self._start_card(item_id, hosted_card(raw), parent)
+            self.toolUpdated.emit(item_id, "waiting-approval", None, "waiting for approval")
+        elif name == "mcp_approval_response":
+            request_id = str(raw.get("approval_request_id", ""))
+            if raw.get("approve"):
+                self.toolUpdated.emit(request_id, "running", None, "approved")
+            else:
+                reason = str(raw.get("reason") or "")
+                self.toolUpdated.emit(request_id, "rejected", None, reason or "rejected")
+
+    def _adopt(self, entry_id: str, parent: str) -> None:
+        if parent and entry_id and entry_id not in self._adopted:
+            self._adopted.add(entry_id)
+            self.nestedEntry.emit(entry_id, parent)
+
+    def _start_card(self, call_id: str, spec: CardSpec, parent: str) -> None:
+        if call_id not in self._calls:
+            self._calls[call_id] = _Call(spec.kind)
+        self._adopt(call_id, parent)
+        self.toolStarted.emit(call_id, spec.kind, spec.title, spec.detail)
+
+    def _finish_card(self, call_id: str, result: CardResult) -> None:
+        call = self._calls.pop(call_id, None)
+        duration = int((time.monotonic() - call.started) * 1000) if call else None
+        self.toolUpdated.emit(call_id, result.status, duration, result.summary)
+        if result.body is not None and not result.body.is_empty():
+            self.toolBody.emit(call_id, result.body)
+
+    def _hosted_done(self, raw: dict[str, Any], parent: str) -> None:
+        """A hosted call arrived complete: its card (started live or now) gets the result."""
+        call_id = self._hosted_card_id(raw)
+        self._code.pop(call_id, None)
+        self._start_card(call_id, hosted_card(raw), parent)
+        if raw.get("type") == "mcp_list_tools":
+            self._finish_card(call_id, mcp_list_tools_result(raw))
+        else:
+            self._finish_card(call_id, hosted_result(raw))
+
+    def _hosted_card_id(self, raw: dict[str, Any]) -> str:
+        request = str(raw.get("approval_request_id") or "")
+        if raw.get("type") == "mcp_call" and request in self._mcp_requests:
+            return request  # the approved request's card becomes the call's card
+        return str(raw.get("id", ""))
+
+    def _on_nested(self, payload: AgentToolStreamEvent) -> None:
+        tool_call = payload.get("tool_call") or {}
+        parent = str(tool_call.get("call_id") or "")
+        self._on_event(payload["event"], self._current, parent)
+
+    def _watch_agent_tools(self, agent: Any, seen: set[int] | None = None) -> None:
+        """Listen to the nested runs of every agent tool reachable from ``agent``."""
+        seen = set() if seen is None else seen
+        if id(agent) in seen:
+            return
+        seen.add(id(agent))
+        for tool in getattr(agent, "tools", []) or []:
+            if isinstance(tool, AgentTool):
+                self._agent_tools[tool.name] = str(getattr(tool.agent, "name", tool.name))
+                tool.add_stream_listener(self._on_nested)
+                self._watch_agent_tools(tool.agent, seen)
+
+    def _tool_called(self, raw: dict[str, Any], parent: str = "") -> None:
         call_id = str(raw.get("call_id") or raw.get("id") or "")
         kind = str(raw.get("type"))
         if kind == "shell_call":
@@ -426,6 +562,8 @@ class Controller(QObject):
                 f"apply_patch {op.get('path')}",
                 str(op.get("type", "")).replace("_file", ""),
             )
+        elif kind == "function_call" and raw.get("name") in self._agent_tools:
+            card = ("agent", _agent_task(raw.get("arguments")), self._agent_tools[raw["name"]])
         elif kind == "function_call":
             card = ("function", f"{raw.get('name')}({_short(raw.get('arguments', ''))})", "")
         elif kind == "computer_call":
@@ -436,6 +574,7 @@ class Controller(QObject):
         self._calls[call_id] = _Call(card[0])
         if card[0] == "apply_patch":
             self._patch_call_id = call_id
+        self._adopt(call_id, parent)
         self.toolStarted.emit(call_id, *card)
 
     def _tool_output(self, raw: dict[str, Any], output: Any) -> None:
@@ -605,6 +744,27 @@ def _only_paths(diff_text: str, paths: list[str]) -> str:
     sections = diff_text.split("diff --git ")
     kept = [s for s in sections[1:] if any(f" b/{p}" in s.splitlines()[0] for p in paths if s)]
     return "".join("diff --git " + s for s in kept) if kept else diff_text
+
+
+def _pretty_json(arguments: Any) -> str:
+    """MCP arguments (a JSON string or a value) indented for reading; text that is not JSON
+    is shown as it is."""
+    try:
+        value = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        return str(arguments)
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _agent_task(arguments: Any) -> str:
+    """The task an agent-tool call gives its agent: the ``input`` argument, else the JSON."""
+    try:
+        args = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        return _short(arguments, 200)
+    if isinstance(args, dict) and isinstance(args.get("input"), str):
+        return _short(args["input"], 200)
+    return _short(args, 200)
 
 
 def _short(text: Any, limit: int = 80) -> str:

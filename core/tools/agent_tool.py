@@ -103,6 +103,26 @@ class AgentTool(FunctionTool):
 
     agent: Any = field(default=None, kw_only=True, repr=False)
 
+    def add_stream_listener(self, listener: StreamHandler) -> Callable[[], None]:
+        """Also deliver every event of this tool's nested runs to ``listener`` (Tandem extension).
+
+        ``listener`` gets the same :class:`AgentToolStreamEvent` an ``on_stream`` handler gets
+        (after it, sync or async; its exceptions are logged and never break the run). With a
+        listener the nested run streams even without ``on_stream``. The window uses this to
+        show nested runs; the SDK has only ``on_stream`` (spec §7.1).
+
+        Returns:
+            A function that removes the listener again.
+        """
+        listeners: list[StreamHandler] = self.on_invoke_tool.listeners  # type: ignore[attr-defined]
+        listeners.append(listener)
+
+        def remove() -> None:
+            if listener in listeners:
+                listeners.remove(listener)
+
+        return remove
+
 
 def default_tool_name(agent_name: str) -> str:
     """``agent_name`` lower-cased with every character outside ``[A-Za-z0-9_]`` turned to ``_``."""
@@ -219,6 +239,7 @@ class _Invoker:
     conversation_id: str | None
     session: Any
     failure_error_function: ToolErrorFunction | None
+    listeners: list[StreamHandler] = field(default_factory=list)
 
     async def __call__(self, ctx: ToolContext[Any], args: str) -> Any:
         try:
@@ -306,7 +327,7 @@ class _Invoker:
             hooks=self.hooks,
             context_wrapper=nested_ctx,
         )
-        if self.on_stream is None:
+        if self.on_stream is None and not self.listeners:
             result = await loop.run(streamed=False)
         else:
             result = await self._run_streamed(loop, tool_call)
@@ -324,8 +345,7 @@ class _Invoker:
     async def _run_streamed(self, loop: Any, tool_call: Any) -> RunResult:
         from ..events import AgentUpdatedStreamEvent
 
-        handler = self.on_stream
-        assert handler is not None
+        handlers = [h for h in (self.on_stream, *self.listeners) if h is not None]
         queue: asyncio.Queue[Any] = asyncio.Queue()
         loop.emit = queue.put_nowait
         current = [self.agent]
@@ -339,10 +359,11 @@ class _Invoker:
                     "agent": current[0],
                     "tool_call": tool_call,
                 }
-                try:
-                    await _maybe_await(handler(payload))
-                except Exception:  # a failing listener must not break the nested run
-                    logger.exception("on_stream handler of %s failed", self.tool_name)
+                for handler in handlers:
+                    try:
+                        await _maybe_await(handler(payload))
+                    except Exception:  # a failing listener must not break the nested run
+                        logger.exception("on_stream handler of %s failed", self.tool_name)
 
         consumer = asyncio.create_task(deliver())
         try:

@@ -353,6 +353,39 @@ async def test_on_stream_receives_nested_events_in_order(responses_server, model
     assert _outputs(responses_server, 2) == {"c9": "Your balance is 0."}
 
 
+async def test_stream_listeners_see_nested_runs_without_on_stream(responses_server, model):
+    seen, also = [], []
+    billing = Agent(name="billing", model=model)
+    tool = billing.as_tool(tool_name="billing_helper")
+    tool.add_stream_listener(lambda e: seen.append(e["tool_call"]["call_id"]))
+
+    async def failing(event):
+        also.append(event["event"].type)
+        raise RuntimeError("listener bug")
+
+    remove = tool.add_stream_listener(failing)
+    outer = Agent(name="o", model=model, tools=[tool])
+    responses_server.enqueue([items.function_call("billing_helper", {"input": "balance?"}, "c9")])
+    responses_server.enqueue([items.message("Your balance is 0.")])
+    responses_server.enqueue([items.message("ok")])
+    result = await Runner.run(outer, "go")
+    assert result.final_output == "ok"
+    assert seen and set(seen) == {"c9"}
+    assert len(also) == len(seen)  # the failing listener ran for every event, the run went on
+    assert responses_server.requests[1].body["stream"] is True
+    assert _outputs(responses_server, 2) == {"c9": "Your balance is 0."}
+
+    remove()
+    remove()  # removing twice is harmless
+    count = len(also)
+    responses_server.enqueue([items.function_call("billing_helper", {"input": "again"}, "c10")])
+    responses_server.enqueue([items.message("Still 0.")])
+    responses_server.enqueue([items.message("ok")])
+    await Runner.run(outer, "go")
+    assert len(also) == count
+    assert seen[-1] == "c10"
+
+
 # -- enabling and approvals ----------------------------------------------------------------------
 
 

@@ -28,8 +28,9 @@ Endpoints:
   order of tools-wire-spec §11: ``response.created``, ``response.in_progress``, per item
   ``output_item.added`` .. ``output_item.done`` (messages add ``content_part.*`` and up to 3
   ``output_text.delta``; ``function_call`` adds ``function_call_arguments.delta/done``;
-  ``custom_tool_call`` adds ``custom_tool_call_input.delta/done``; other items only
-  added/done), then the terminal event. ``sequence_number`` counts from 0.
+  ``custom_tool_call`` adds ``custom_tool_call_input.delta/done``; hosted calls add their
+  ``response.<type>.<phase>`` progress events, code interpreter ``_code.delta/done`` and image
+  generation one ``partial_image``; other items only added/done), then the terminal event. ``sequence_number`` counts from 0.
 - ``GET /v1/models``: a one-model list. A WebSocket upgrade is refused with HTTP 426 (a Codex
   CLI custom provider never tries one; the root ``openai_base_url`` key does, 7 times).
   Other paths: 404. Every request is recorded.
@@ -368,9 +369,56 @@ def _item_events(idx: int, item: dict[str, Any]) -> list[dict[str, Any]]:
         if kind == "function_call":
             done["name"] = item.get("name", "")
         events.append({"type": f"{prefix}.done", **at, **done})
+    elif kind in _HOSTED_PROGRESS:
+        events.append({"type": "response.output_item.added", "output_index": idx, "item": added})
+        events.extend(_hosted_progress(kind, item, at))
     else:
         events.append({"type": "response.output_item.added", "output_index": idx, "item": added})
     events.append({"type": "response.output_item.done", "output_index": idx, "item": item})
+    return events
+
+
+#: Progress events a hosted call sends between ``added`` and ``done`` (Responses API stream).
+_HOSTED_PROGRESS = {
+    "web_search_call": ("in_progress", "searching", "completed"),
+    "file_search_call": ("in_progress", "searching", "completed"),
+    "code_interpreter_call": ("in_progress", "interpreting", "completed"),
+    "image_generation_call": ("in_progress", "generating", "completed"),
+    "mcp_call": ("in_progress", "completed"),
+}
+
+
+def _hosted_progress(kind: str, item: dict[str, Any], at: dict[str, Any]) -> list[dict[str, Any]]:
+    """``response.<kind>.<phase>`` events; code interpreter code comes as ``_code.delta``
+    pieces and ``_code.done``; an image as one ``partial_image`` (the final image) when
+    ``partial_images`` of the item says so."""
+    events: list[dict[str, Any]] = []
+    phases = _HOSTED_PROGRESS[kind]
+    events.append({"type": f"response.{kind}.{phases[0]}", **at})
+    if kind == "code_interpreter_call":
+        for piece in _chunks(item.get("code") or ""):
+            events.append(
+                {"type": "response.code_interpreter_call_code.delta", **at, "delta": piece}
+            )
+        events.append(
+            {
+                "type": "response.code_interpreter_call_code.done",
+                **at,
+                "code": item.get("code") or "",
+            }
+        )
+    for phase in phases[1:-1]:
+        events.append({"type": f"response.{kind}.{phase}", **at})
+    if kind == "image_generation_call" and item.get("result"):
+        events.append(
+            {
+                "type": "response.image_generation_call.partial_image",
+                **at,
+                "partial_image_b64": item["result"],
+                "partial_image_index": 0,
+            }
+        )
+    events.append({"type": f"response.{kind}.{phases[-1]}", **at})
     return events
 
 

@@ -1,0 +1,285 @@
+"""Hosted activity and nested agent runs reach the window as cards, bodies and nesting signals.
+
+The real runner drives the real ``openai`` client against the local Responses server (SSE):
+web search with sources and citations, file search results, code interpreter code streamed in,
+a generated image, an MCP server's tools, a tool search, an MCP approval asked through the
+approval queue, and an agent tool whose nested run is adopted by its card.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from typing import Any
+
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+from PySide6.QtGui import QColor, QImage
+
+from core import (
+    Agent,
+    CodeInterpreterTool,
+    FileSearchTool,
+    HostedMCPTool,
+    ImageGenerationTool,
+    ToolSearchTool,
+    WebSearchTool,
+    function_tool,
+    tool_namespace,
+)
+from desktop.activity import CardBody
+from desktop.controller import Controller
+from harnesses.workspace import Workspace
+from tests.support import items
+
+
+def _record(signal: Any) -> list[tuple[Any, ...]]:
+    seen: list[tuple[Any, ...]] = []
+    signal.connect(lambda *args: seen.append(args))
+    return seen
+
+
+def _png(width: int, height: int) -> bytes:
+    image = QImage(width, height, QImage.Format.Format_RGB32)
+    image.fill(QColor("#3fb950"))
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, "PNG")
+    return bytes(data.data())
+
+
+@function_tool(defer_loading=True)
+def lookup_account(account_id: str) -> str:
+    """Look up a customer account by id."""
+    return f"account {account_id}: active"
+
+
+def _cited_message(text: str, url: str, title: str) -> dict[str, Any]:
+    message = items.message(text)
+    message["content"][0]["annotations"] = [
+        {"type": "url_citation", "url": url, "title": title, "start_index": 0, "end_index": 4},
+        {"type": "url_citation", "url": url, "title": title, "start_index": 5, "end_index": 9},
+        {"type": "file_citation", "file_id": "file_1", "filename": "handbook.pdf", "index": 3},
+    ]
+    return message
+
+
+async def _until(predicate: Any, timeout: float = 30.0) -> None:
+    async def wait() -> None:
+        while not predicate():
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(wait(), timeout)
+
+
+async def test_hosted_activity_and_nested_runs_become_cards(
+    responses_server, model, tmp_path, qtbot
+):
+    workspace = Workspace(tmp_path, mode="auto", data_dir=tmp_path / ".data")
+    explorer = Agent(name="Explorer", model=model, instructions="Answer questions about the repo.")
+
+    def factory(ws: Workspace) -> Agent[Any]:
+        return Agent(
+            name="outer",
+            model=model,
+            tools=[
+                WebSearchTool(),
+                FileSearchTool(vector_store_ids=["vs_1"], include_search_results=True),
+                CodeInterpreterTool(
+                    tool_config={"type": "code_interpreter", "container": {"type": "auto"}}
+                ),
+                ImageGenerationTool(tool_config={"type": "image_generation"}),
+                HostedMCPTool(
+                    tool_config={
+                        "type": "mcp",
+                        "server_label": "docs",
+                        "server_url": "https://mcp.example.invalid/mcp",
+                        "require_approval": "always",
+                    }
+                ),
+                ToolSearchTool(),
+                *tool_namespace("crm", "Customer records.", [lookup_account]),
+                explorer.as_tool(
+                    tool_name="explore_repository", tool_description="Ask the explorer."
+                ),
+            ],
+        )
+
+    controller = Controller(workspace, factory)
+    started, updated, bodies, cites, nested, approvals = (
+        _record(controller.toolStarted),
+        _record(controller.toolUpdated),
+        _record(controller.toolBody),
+        _record(controller.citations),
+        _record(controller.nestedEntry),
+        _record(controller.approvalRequested),
+    )
+    png = _png(64, 40)
+    server = responses_server
+    web = items.web_search_call("python decimal rounding", id="ws_1")
+    web["action"]["sources"] = [
+        {"type": "url", "url": "https://docs.python.org/3/library/decimal.html"},
+        {"type": "url", "url": "https://peps.python.org/pep-0327/"},
+    ]
+    hits = [
+        {
+            "file_id": "file_1",
+            "filename": "handbook.pdf",
+            "score": 0.91,
+            "text": "Refunds take 5 days.",
+            "attributes": {},
+        }
+    ]
+    code = "import math\nprint(math.sqrt(2))\n"
+    server.enqueue(
+        [
+            web,
+            items.file_search_call(["refund policy"], hits, id="fs_1"),
+            items.code_interpreter_call(code, "1.4142135623730951\n", id="ci_1"),
+            items.image_generation_call(base64.b64encode(png).decode(), id="ig_1"),
+            items.mcp_list_tools("docs", ["read_wiki", "search_wiki"], id="mcpl_1"),
+            items.tool_search_call({"paths": ["crm"], "query": "lookup account"}, id="tsc_1"),
+            items.tool_search_output(
+                [
+                    {
+                        "type": "namespace",
+                        "name": "crm",
+                        "tools": [{"type": "function", "name": "lookup_account"}],
+                    }
+                ],
+                id="tso_1",
+            ),
+            items.mcp_approval_request("docs", "read_wiki", {"page": "intro"}, id="mcpr_1"),
+        ]
+    )
+    server.enqueue(
+        [
+            items.mcp_call(
+                "docs",
+                "read_wiki",
+                {"page": "intro"},
+                "Intro page text",
+                id="mcp_1",
+                approval_request_id="mcpr_1",
+            ),
+            items.function_call(
+                "explore_repository", {"input": "Where is rounding done?"}, "call_explore"
+            ),
+        ]
+    )
+    server.enqueue([items.message("In src/money.py, line 12.", id="msg_nested")])  # the explorer
+    server.enqueue(
+        [
+            _cited_message(
+                "Use ROUND_HALF_EVEN as the docs say.",
+                "https://docs.python.org/3/library/decimal.html",
+                "decimal",
+            )
+        ]
+    )
+
+    controller.submit("How should we round money?")
+    await _until(lambda: approvals)
+    request = approvals[0][0]
+    assert (request.id, request.kind) == ("mcpr_1", "mcp")
+    assert "read_wiki" in request.title and '"page": "intro"' in request.body
+    assert request.rule_preview and "docs" in request.rule_preview
+    assert ("mcpr_1", "waiting-approval", None, "waiting for your approval") in updated
+    controller.decide("mcpr_1", "allow_once", "")
+    await _until(lambda: not controller.is_running)
+    await controller.shutdown()
+
+    cards = {s[0]: s[1:] for s in started}
+    assert cards["ws_1"] == ("web_search", "python decimal rounding", "web")
+    assert cards["fs_1"][:2] == ("file_search", "refund policy")
+    assert cards["ci_1"][:2] == ("code_interpreter", "import math")
+    assert cards["ig_1"][0] == "image_generation"
+    assert cards["mcpl_1"] == ("mcp", "list tools", "MCP server docs")
+    assert cards["tsc_1"] == ("tool_search", "lookup account", "in crm")
+    assert cards["mcpr_1"][:2] == ("mcp", 'read_wiki(page="intro")')
+    assert cards["call_explore"] == ("agent", "Where is rounding done?", "Explorer")
+    assert "mcp_1" not in cards  # the approved request's card became the call's card
+
+    finals = {u[0]: u for u in updated if u[1] in ("completed", "failed")}
+    assert finals["ws_1"][3] == "2 sources"
+    assert finals["fs_1"][3] == "1 result in 1 file"
+    assert finals["ci_1"][3] == "1 line of output"
+    assert finals["ig_1"][3] == "64 x 40 image"
+    assert finals["mcpl_1"][3] == "2 tools"
+    assert finals["tsc_1"][3] == "loaded crm.lookup_account"
+    assert finals["mcpr_1"][3] == "Intro page text"
+    assert finals["call_explore"][3] == "In src/money.py, line 12."
+
+    by_card: dict[str, list[CardBody]] = {}
+    for call_id, body in bodies:
+        by_card.setdefault(call_id, []).append(body)
+    links = by_card["ws_1"][-1].links
+    assert [link.title for link in links] == ["docs.python.org", "peps.python.org"]
+    assert by_card["fs_1"][-1].hits[0].filename == "handbook.pdf"
+    streamed = [b.code for b in by_card["ci_1"][:-1]]
+    assert len(streamed) >= 2 and streamed[-1] == code  # code grew piece by piece, then done
+    assert by_card["ci_1"][-1].output == "1.4142135623730951\n"
+    assert by_card["ig_1"][0].images == [png]  # the partial image, before the item completed
+    assert by_card["ig_1"][-1].images == [png]
+    assert by_card["mcpl_1"][-1].lines == ["read_wiki", "search_wiki"]
+    assert by_card["mcpr_1"][-1].output == "Intro page text"
+
+    assert ("msg_nested", "call_explore") in nested  # the explorer's answer sits in its card
+    assert all(parent == "call_explore" for _, parent in nested)
+    ((item_id, sources),) = cites
+    assert [link.title for link in sources] == ["decimal", "handbook.pdf"]
+    assert item_id != "msg_nested"
+    approval_reply = [
+        i for i in server.requests[1].body["input"] if i.get("type") == "mcp_approval_response"
+    ]
+    assert approval_reply == [
+        {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": True}
+    ]
+
+
+async def test_journal_replay_restores_nesting_and_bodies(responses_server, model, tmp_path, qtbot):
+    from harnesses.sessions import SessionJournal
+
+    journal = SessionJournal(tmp_path / "journal.sqlite3")
+    workspace = Workspace(tmp_path, mode="auto", data_dir=tmp_path / ".data")
+    helper = Agent(name="Helper", model=model)
+
+    def factory(ws: Workspace) -> Agent[Any]:
+        return Agent(
+            name="outer",
+            model=model,
+            tools=[
+                WebSearchTool(),
+                helper.as_tool(tool_name="ask_helper", tool_description="Ask."),
+            ],
+        )
+
+    session = journal.create_session(tmp_path, "t")
+    controller = Controller(workspace, factory, journal=journal, session_id=session)
+    responses_server.enqueue(
+        [
+            items.web_search_call("q", id="ws_9"),
+            items.function_call("ask_helper", {"input": "hi"}, "c_h"),
+        ]
+    )
+    responses_server.enqueue([items.message("nested hello", id="msg_h")])
+    responses_server.enqueue([items.message("done")])
+    controller.submit("go")
+    await _until(lambda: not controller.is_running)
+    await controller.shutdown()
+    journal.flush()
+
+    again = Controller(workspace, factory, journal=journal)
+    started, nested, bodies = (
+        _record(again.toolStarted),
+        _record(again.nestedEntry),
+        _record(again.toolBody),
+    )
+    again.load_session(session)
+    assert [s[0] for s in started] == ["ws_9", "c_h"]
+    assert nested == [("msg_h", "c_h")]
+    assert [b[0] for b in bodies] == []  # a search without sources has no body
+    await again.shutdown()
+    journal.close()
+    assert json.dumps(started)  # plain values only
