@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import time
 import tomllib
 from pathlib import Path
@@ -32,6 +33,7 @@ __all__ = [
     "ApiKey",
     "DEFAULT_MODEL",
     "MAX_RECENT_FOLDERS",
+    "McpServer",
     "SETTINGS_FILE_NAME",
     "Settings",
     "data_dir",
@@ -71,7 +73,13 @@ _STORED_FIELDS = (
     "rules_file",
     "recent_folders",
     "last_folder",
+    "web_search",
+    "code_interpreter",
+    "image_generation",
+    "explorer",
+    "mcp_servers",
 )
+_MCP_LABEL = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def settings_dir() -> Path:
@@ -113,6 +121,71 @@ class ApiKey(SecretStr):
         return mask_secret(self)
 
 
+def _check_http_url(value: str) -> str:
+    """``value`` stripped, when it is an ``http``/``https`` URL with a host.
+
+    Raises:
+        ValueError: a malformed URL (bad port...), another scheme or no host.
+    """
+    value = value.strip()
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError as exc:
+        raise ValueError(f"{value!r} is not a valid URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{value!r} is not an http:// or https:// URL with a host")
+    return value
+
+
+class McpServer(BaseModel):
+    """A remote MCP server whose tools OpenAI calls for the agent (a hosted ``mcp`` tool,
+    tools-wire-spec §2.5). Immutable; validated at construction.
+
+    Attributes:
+        label: the ``server_label``: non-empty, only ``A-Z a-z 0-9 _ -`` (surrounding spaces
+            are stripped); unique among :attr:`Settings.mcp_servers`.
+        url: the ``server_url``, an ``http``/``https`` URL with a host (kept as typed, only
+            stripped of surrounding spaces).
+        require_approval: ``"always"`` (default: each call interrupts the run for the user's
+            approval) or ``"never"``.
+        allowed_tools: the only tool names the model may call on this server, or ``None`` for
+            all; an empty list (or one of blank names only) is read as ``None``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    label: str
+    url: str
+    require_approval: Literal["always", "never"] = "always"
+    allowed_tools: list[str] | None = None
+
+    @field_validator("label")
+    @classmethod
+    def _label(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("must not be empty")
+        if not _MCP_LABEL.fullmatch(value):
+            raise ValueError(f"{value!r} may only contain letters, digits, '_' and '-'")
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return _check_http_url(value)
+
+    @field_validator("allowed_tools")
+    @classmethod
+    def _allowed(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        names = [name.strip() for name in value if name.strip()]
+        return names or None
+
+
 def _check_executable(value: Path | None) -> Path | None:
     if value is None:
         return None
@@ -151,6 +224,15 @@ class Settings(BaseModel):
         recent_folders: recently opened folders, most recent first, without duplicates; longer
             lists are cut to the first :data:`MAX_RECENT_FOLDERS`.
         last_folder: the folder opened last, or ``None``.
+        web_search: offer OpenAI's hosted web search tool (default off). Hosted tools run
+            on OpenAI's side: they need the OpenAI API, not a local Responses server.
+        code_interpreter: offer OpenAI's hosted code interpreter (an ``auto`` container;
+            default off).
+        image_generation: offer OpenAI's hosted image generation (default off).
+        mcp_servers: remote MCP servers offered as hosted ``mcp`` tools (:class:`McpServer`;
+            default none); labels must be unique. Written as ``[[mcp_servers]]`` tables.
+        explorer: offer the read-only *Explorer* sub-agent (``explore_repository``; default
+            on).
     """
 
     model_config = ConfigDict(validate_assignment=True, extra="forbid", frozen=False)
@@ -166,6 +248,11 @@ class Settings(BaseModel):
     rules_file: Path | None = None
     recent_folders: list[Path] = Field(default_factory=list)
     last_folder: Path | None = None
+    web_search: bool = False
+    code_interpreter: bool = False
+    image_generation: bool = False
+    mcp_servers: list[McpServer] = Field(default_factory=list)
+    explorer: bool = True
 
     @field_validator("model")
     @classmethod
@@ -182,15 +269,7 @@ class Settings(BaseModel):
     def _base_url(cls, value: str | None) -> str | None:
         if value is None or not value.strip():
             return None
-        value = value.strip()
-        try:
-            parts = urlsplit(value)
-            parts.port  # noqa: B018 - raises ValueError for a bad port
-        except ValueError as exc:
-            raise ValueError(f"{value!r} is not a valid URL ({exc})") from None
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"{value!r} is not an http:// or https:// URL with a host")
-        return value.rstrip("/")
+        return _check_http_url(value).rstrip("/")
 
     @field_validator("api_key", mode="before")
     @classmethod
@@ -240,6 +319,16 @@ class Settings(BaseModel):
             if folder not in seen:
                 seen.append(folder)
         return seen[:MAX_RECENT_FOLDERS]
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _unique_labels(cls, value: list[McpServer]) -> list[McpServer]:
+        seen: set[str] = set()
+        for server in value:
+            if server.label in seen:
+                raise ValueError(f"duplicate MCP server label {server.label!r}")
+            seen.add(server.label)
+        return value
 
     @model_validator(mode="after")
     def _key_source(self) -> Settings:
@@ -317,7 +406,8 @@ def _toml_value(value: Any) -> str:
 
 
 def _to_toml(settings: Settings, stored_key: str | None) -> str:
-    """The file text: flat ``key = value`` lines; ``None`` values are left out."""
+    """The file text: flat ``key = value`` lines (``None`` values left out), then one
+    ``[[mcp_servers]]`` table per MCP server."""
     values: dict[str, Any] = {
         "model": settings.model,
         "base_url": settings.base_url,
@@ -329,15 +419,24 @@ def _to_toml(settings: Settings, stored_key: str | None) -> str:
         "rules_file": settings.rules_file,
         "recent_folders": [str(f) for f in settings.recent_folders],
         "last_folder": settings.last_folder,
+        "web_search": settings.web_search,
+        "code_interpreter": settings.code_interpreter,
+        "image_generation": settings.image_generation,
+        "explorer": settings.explorer,
     }
     lines = ["# Tandem settings (written by the app; edit while it is closed).", ""]
     for key in _STORED_FIELDS:
-        value = values[key]
+        value = values.get(key)
         if value is None:
             continue
         if isinstance(value, Path):
             value = str(value)
         lines.append(f"{key} = {_toml_value(value)}")
+    # Tables last: every key after a [[table]] header belongs to that table.
+    for server in settings.mcp_servers:
+        lines += ["", "[[mcp_servers]]"]
+        for key, value in server.model_dump(exclude_none=True).items():
+            lines.append(f"{key} = {_toml_value(value)}")
     return "\n".join(lines) + "\n"
 
 
@@ -346,6 +445,11 @@ def _describe_error(error: Any) -> str:
     message = str(error.get("msg", "invalid value"))
     message = message.removeprefix("Value error, ")
     if error.get("type") == "extra_forbidden":
+        parts = tuple(error.get("loc", ()))
+        if len(parts) > 1 and parts[0] == "mcp_servers":
+            known = ", ".join(McpServer.model_fields)
+            table = ".".join(str(part) for part in parts[:-1])
+            return f"unknown key {str(parts[-1])!r} in {table!r} (known keys: {known})"
         known = ", ".join(_STORED_FIELDS)
         return f"unknown setting {loc!r} (known settings: {known})"
     return f"setting {loc!r}: {message}"

@@ -16,7 +16,17 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 import harnesses.codex
-from core import Agent, ComputerTool, OpenAIProvider, RunConfig, UserError
+from core import (
+    Agent,
+    CodeInterpreterTool,
+    ComputerTool,
+    HostedMCPTool,
+    ImageGenerationTool,
+    OpenAIProvider,
+    RunConfig,
+    UserError,
+    WebSearchTool,
+)
 from core.policy import RuleStore
 from core.settings import Settings, load_settings
 from harnesses.browser import BrowserNotFoundError, PlaywrightComputer, find_chromium
@@ -31,6 +41,7 @@ from .controller import Controller
 from .delegates import codex_delegate
 from .gc_policy import install_gui_thread_gc
 from .main_window import MainWindow
+from .subagents import explorer_tool
 from .views.browser_placeholder import BrowserPlaceholder
 from .views.sessions_list import SessionSummary
 
@@ -48,6 +59,7 @@ class AppOptions:
         screenshot: save screenshots there (``-review`` suffix for the review moment) and quit;
             the demo then answers its own approvals and reviews, like a user would.
         journal_path: the session journal (default: the platform data dir).
+        scenario: the demo scenario (``fix`` or ``research``, see ``desktop.demo``).
     """
 
     def __init__(
@@ -58,12 +70,14 @@ class AppOptions:
         screenshot: Path | None = None,
         journal_path: Path | None = None,
         settings_path: Path | None = None,
+        scenario: str = "fix",
     ) -> None:
         self.folder = folder
         self.demo = demo
         self.screenshot = screenshot
         self.journal_path = journal_path
         self.settings_path = settings_path
+        self.scenario = scenario
 
 
 def _branch(folder: Path) -> str | None:
@@ -90,6 +104,28 @@ class _CodexRelay:
 def _agent_factory(
     settings: Settings, relay: _CodexRelay, computer: GatedComputer | None = None
 ) -> Any:
+    def hosted() -> list[Any]:
+        """The OpenAI-hosted tools the settings turn on (MCP approvals interrupt the run)."""
+        tools: list[Any] = []
+        if settings.web_search:
+            tools.append(WebSearchTool())
+        if settings.code_interpreter:
+            config = {"type": "code_interpreter", "container": {"type": "auto"}}
+            tools.append(CodeInterpreterTool(tool_config=config))
+        if settings.image_generation:
+            tools.append(ImageGenerationTool(tool_config={"type": "image_generation"}))
+        for s in settings.mcp_servers:
+            mcp: dict[str, Any] = {
+                "type": "mcp",
+                "server_label": s.label,
+                "server_url": s.url,
+                "require_approval": s.require_approval,
+            }
+            if s.allowed_tools:
+                mcp["allowed_tools"] = list(s.allowed_tools)
+            tools.append(HostedMCPTool(tool_config=mcp))
+        return tools
+
     def build(workspace: Workspace) -> Agent[Any]:
         tools: list[Any] = workspace.tools()
         if computer is not None:
@@ -97,6 +133,9 @@ def _agent_factory(
         codex = codex_delegate(workspace, codex_path=settings.codex_path, on_stream=relay)
         if codex is not None:
             tools.append(codex)
+        tools += hosted()
+        if settings.explorer:
+            tools.append(explorer_tool(workspace, model=settings.model))
         return Agent(
             name="Tandem",
             instructions=read_text("prompts", "default_instructions.md"),
@@ -129,11 +168,11 @@ class _Session:
 
             self.workdir = Path(tempfile.mkdtemp(prefix="tandem-demo-"))
             folder = copy_sample_repo(self.workdir / "inventory")
-            self.task: str | None = demo_session()["task"]
+            self.task: str | None = demo_session(options.scenario)["task"]
             mode = "ask"
 
             def factory(workspace: Workspace) -> Agent[Any]:
-                return build_demo_agent(workspace, delay_s=0.4)[0]
+                return build_demo_agent(workspace, delay_s=0.4, scenario=options.scenario)[0]
 
             self.factory: Any = factory
         else:
@@ -171,16 +210,10 @@ class _Session:
         self.journal = SessionJournal(journal_path)
         title = self.task or f"Session in {folder.name}"
         self.session_id = self.journal.create_session(folder, title[:80])
-        key = self.settings.api_key.get_secret_value() if self.settings.api_key else None
-        provider = OpenAIProvider(api_key=key, base_url=self.settings.base_url)
         self.controller = Controller(
             self.workspace,
             self.factory,
-            run_config=RunConfig(
-                model_provider=provider,
-                tool_not_found_behavior="return_error_to_model",
-                malformed_tool_call_behavior="return_error_to_model",
-            ),
+            run_config=_run_config(self.settings),
             rules_store=self.rules_store,
             journal=self.journal,
             session_id=self.session_id,
@@ -192,8 +225,16 @@ class _Session:
             branch=_branch(folder),
             browser_session=self.browser_session,
         )
+        if not options.demo:
+            self.window.settingsChanged.connect(lambda s: self._settings_changed(s, gated))
         if self.browser_error and isinstance(self.window.browser, BrowserPlaceholder):
             self.window.browser.set_message(f"The browser tool is off: {self.browser_error}")
+
+    def _settings_changed(self, settings: Settings, computer: GatedComputer | None) -> None:
+        """New model, key, server or tools apply from the next run on."""
+        self.settings = settings
+        self.factory = _agent_factory(settings, self.codex_relay, computer)
+        self.controller.set_agent_factory(self.factory, _run_config(settings))
 
     def sessions(self) -> list[SessionSummary]:
         records = self.journal.sessions(self.workspace.root)
@@ -208,6 +249,15 @@ class _Session:
         self.journal.close()
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _run_config(settings: Settings) -> RunConfig:
+    key = settings.api_key.get_secret_value() if settings.api_key else None
+    return RunConfig(
+        model_provider=OpenAIProvider(api_key=key, base_url=settings.base_url),
+        tool_not_found_behavior="return_error_to_model",
+        malformed_tool_call_behavior="return_error_to_model",
+    )
 
 
 def _status(status: str) -> str:
@@ -262,7 +312,7 @@ def run_app(options: AppOptions) -> int:
         with loop:
             loop.run_until_complete(closed)
             loop.run_until_complete(prewarm)
-            if options.demo:
+            if options.demo and options.scenario == "fix":  # the one that changes the repo
                 from .demo import sample_tests_pass
 
                 green = sample_tests_pass(session.workspace.root)
@@ -304,8 +354,11 @@ def _drive_screenshots(session: _Session, path: Path, closed: asyncio.Future[Non
     window, controller = session.window, session.controller
     path.parent.mkdir(parents=True, exist_ok=True)
     review_shot = path.with_name(path.stem + "-review" + path.suffix)
+    shots: dict[str, bool] = {}
 
     def on_proposal(proposal: Any) -> None:
+        shots["review"] = True
+
         def accept() -> None:
             window.grab().save(str(review_shot))
             for _ in proposal.hunks:
@@ -315,7 +368,12 @@ def _drive_screenshots(session: _Session, path: Path, closed: asyncio.Future[Non
         QTimer.singleShot(1500, accept)
 
     def on_approval(request: Any) -> None:
-        QTimer.singleShot(1200, lambda: window.approvals.allow_once())
+        def allow() -> None:
+            if not shots.get("review"):  # no patch to review: the approval is the moment
+                window.grab().save(str(review_shot))
+            window.approvals.allow_once()
+
+        QTimer.singleShot(1200, allow)
 
     def on_running(running: bool) -> None:
         if not running:

@@ -41,6 +41,13 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--screenshot", type=Path, help="answer approvals like a user, save screenshots there, quit"
     )
+    demo.add_argument(
+        "--scenario",
+        choices=["fix", "research"],
+        default="fix",
+        help="fix: find and fix a bug, run the tests (default); research: hosted tools "
+        "(web search, code interpreter, MCP, tool search, image generation) and a sub-agent",
+    )
     run = sub.add_parser("run", help="run a task in a repository from the terminal")
     run.add_argument("task", help="what the agent should do")
     run.add_argument(
@@ -117,12 +124,12 @@ def _main(argv: list[str]) -> int:
         if args.headless:
             from .demo import run_headless_demo
 
-            return asyncio.run(run_headless_demo())
+            return asyncio.run(run_headless_demo(scenario=args.scenario))
         if not _has_display():
             return _no_display("the demo window")
         from .app import AppOptions, run_app
 
-        return run_app(AppOptions(demo=True, screenshot=args.screenshot))
+        return run_app(AppOptions(demo=True, screenshot=args.screenshot, scenario=args.scenario))
     if args.command == "run":
         if not args.task.strip():
             print("tandem run: the task is empty", file=sys.stderr)

@@ -199,6 +199,17 @@ class Controller(QObject):
             self.notice.emit("This session was waiting for your approval; asking again.", "info")
             self.resume(state)
 
+    def set_agent_factory(
+        self, agent_factory: AgentFactory, run_config: RunConfig | None = None
+    ) -> None:
+        """Use a new agent (and run config) from the next run on, e.g. after the settings
+        changed the model or the tools; a run going on keeps the agent it started with."""
+        self._agent_factory = agent_factory
+        if run_config is not None:
+            self._run_config = run_config
+        self._agent = agent_factory(self.workspace)
+        self._watch_agent_tools(self._agent)
+
     # -- slots from the window -----------------------------------------------------------------
     @Slot(str)
     def submit(self, text: str) -> None:

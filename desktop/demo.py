@@ -1,13 +1,19 @@
 """The offline demo: a scripted session replayed through the real runner and the real tools.
 
-The sample repository is copied to a temporary folder and made a Git repository; the scripted
-model then calls a function tool, proposes a patch (applied by the Git-aware editor, after a
-checkpoint), runs a check in the shell (sandboxed when bubblewrap is available) and answers.
+The sample repository is copied to a temporary folder and made a Git repository. In the
+``fix`` scenario the scripted model calls a function tool, proposes a patch (applied by the
+Git-aware editor, after a checkpoint), runs a check in the shell (sandboxed when bubblewrap is
+available) and answers. In the ``research`` scenario it uses hosted tools (web search, code
+interpreter, an MCP server whose call asks for approval, tool search, image generation; their
+output items are scripted, as nothing leaves the machine) and asks the Explorer sub-agent, whose
+own scripted model reads the repository through the real shell, then answers with citations.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 import json
 import shutil
 import subprocess
@@ -18,12 +24,35 @@ from typing import Annotated, Any, TextIO
 
 import git
 
-from core import Agent, RunItemStreamEvent, Runner, ScriptedModel, function_tool
+from core import (
+    Agent,
+    CodeInterpreterTool,
+    HostedMCPTool,
+    ImageGenerationTool,
+    RunItemStreamEvent,
+    Runner,
+    ScriptedModel,
+    ToolSearchTool,
+    WebSearchTool,
+    function_tool,
+    tool_namespace,
+)
 from core.items import ItemHelpers
+from core.tools.agent_tool import AgentTool
 from harnesses.workspace import Workspace
 from resources import read_text, resource
 
+from .activity import (
+    HOSTED_CALL_TYPES,
+    citations,
+    hosted_card,
+    hosted_result,
+    mcp_list_tools_result,
+    tool_search_result,
+)
+
 __all__ = [
+    "SCENARIOS",
     "build_demo_agent",
     "copy_sample_repo",
     "demo_session",
@@ -33,11 +62,31 @@ __all__ = [
 
 _DEMO_ACTOR = git.Actor("Tandem demo", "demo@tandem.invalid")
 
+#: Demo scenarios and their session files under ``resources/demo``.
+SCENARIOS = {"fix": "session.json", "research": "research_session.json"}
 
-def demo_session() -> dict[str, Any]:
-    """The bundled session file: ``{"task": str, "turns": [...]}``."""
-    data: dict[str, Any] = json.loads(read_text("demo", "session.json"))
-    return data
+
+def demo_session(scenario: str = "fix") -> dict[str, Any]:
+    """A bundled session file: ``{"task": str, "turns": [...]}`` (``research`` adds
+    ``explorer_turns``); ``"@resource:NAME"`` strings become base64 of ``resources/demo/NAME``.
+
+    Raises:
+        KeyError: an unknown scenario.
+    """
+    data: dict[str, Any] = json.loads(read_text("demo", SCENARIOS[scenario]))
+    return _inline_resources(data)
+
+
+def _inline_resources(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith("@resource:"):
+        return base64.b64encode(
+            resource("demo", value.removeprefix("@resource:")).read_bytes()
+        ).decode()
+    if isinstance(value, dict):
+        return {k: _inline_resources(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_inline_resources(v) for v in value]
+    return value
 
 
 def copy_sample_repo(target: Path, *, init_git: bool = True) -> Path:
@@ -80,9 +129,17 @@ def sample_tests_pass(repo: Path) -> bool:
     return result.returncode == 0
 
 
-def build_demo_agent(workspace: Workspace, *, delay_s: float = 0.05) -> tuple[Agent[Any], str]:
-    """The demo agent (scripted model, a function tool and the workspace tools) and its task."""
-    session = demo_session()
+def build_demo_agent(
+    workspace: Workspace, *, delay_s: float = 0.05, scenario: str = "fix"
+) -> tuple[Agent[Any], str]:
+    """The demo agent of ``scenario`` (a scripted model and its tools) and its task.
+
+    Raises:
+        KeyError: an unknown scenario.
+    """
+    session = demo_session(scenario)
+    if scenario == "research":
+        return _research_agent(workspace, session, delay_s), session["task"]
     repo = workspace.root
 
     @function_tool
@@ -109,25 +166,85 @@ def build_demo_agent(workspace: Workspace, *, delay_s: float = 0.05) -> tuple[Ag
     return agent, session["task"]
 
 
-async def run_headless_demo(out: TextIO = sys.stdout) -> int:
-    """Replay the demo session in the terminal; returns a process exit code."""
+@function_tool(defer_loading=True)
+def round_money(amount: Annotated[str, "An amount of money, e.g. '2.675'."]) -> str:
+    """Round an amount half-even to cents."""
+    from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+
+    try:
+        return str(Decimal(amount).quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN))
+    except InvalidOperation:
+        return f"not an amount: {amount!r}"
+
+
+def _research_agent(workspace: Workspace, session: dict[str, Any], delay_s: float) -> Agent[Any]:
+    from .subagents import explorer_tool
+
+    explorer = explorer_tool(
+        workspace, model=ScriptedModel(session["explorer_turns"], delay_s=delay_s)
+    )
+    handbook = {
+        "type": "mcp",
+        "server_label": "handbook",
+        "server_url": "https://handbook.example.invalid/mcp",
+        "require_approval": "always",
+    }
+    return Agent(
+        name="Tandem",
+        instructions=read_text("prompts", "default_instructions.md"),
+        model=ScriptedModel(session["turns"], delay_s=delay_s),
+        tools=[
+            *workspace.tools(),
+            WebSearchTool(),
+            CodeInterpreterTool(
+                tool_config={"type": "code_interpreter", "container": {"type": "auto"}}
+            ),
+            ImageGenerationTool(tool_config={"type": "image_generation"}),
+            HostedMCPTool(tool_config=handbook),
+            ToolSearchTool(),
+            *tool_namespace("pricing", "Price helpers.", [round_money]),
+            explorer,
+        ],
+    )
+
+
+async def run_headless_demo(out: TextIO = sys.stdout, *, scenario: str = "fix") -> int:
+    """Replay demo ``scenario`` in the terminal; returns a process exit code.
+
+    The approvals a run stops for (the research scenario's MCP call) are printed and granted,
+    as a user of the demo would.
+    """
     workdir = Path(tempfile.mkdtemp(prefix="tandem-demo-"))
     try:
         repo = copy_sample_repo(workdir / "inventory")
         workspace = Workspace(repo, mode="auto", data_dir=workdir / "data")
-        agent, task = build_demo_agent(workspace)
+        agent, task = build_demo_agent(workspace, scenario=scenario)
         sandbox = (
             "bubblewrap sandbox"
             if workspace.sandbox_available
             else "no sandbox (bwrap unavailable)"
         )
-        print(f"Tandem demo: offline scripted model, approval mode auto, {sandbox}", file=out)
+        print(
+            f"Tandem demo ({scenario}): offline scripted model, approval mode auto, {sandbox}",
+            file=out,
+        )
         print(f"repository: {repo}", file=out)
         print(f"\n> {task}\n", file=out)
-        result = Runner.run_streamed(agent, task, hooks=workspace.hooks())
-        async for event in result.stream_events():
-            if isinstance(event, RunItemStreamEvent):
-                _print_item(event, out)
+        for tool in agent.tools:  # show the sub-agents' work, indented under their call
+            if isinstance(tool, AgentTool):
+                tool.add_stream_listener(_nested_printer(out))
+        run_input: Any = task
+        while True:
+            result = Runner.run_streamed(agent, run_input, hooks=workspace.hooks())
+            async for event in result.stream_events():
+                if isinstance(event, RunItemStreamEvent):
+                    _print_item(event, out)
+            if not result.interruptions:
+                break
+            run_input = result.to_state()
+            for item in result.interruptions:
+                print(f"  ? {item.tool_name} asks for approval: approved (demo)", file=out)
+                run_input.approve(item)
         checkpoints = await workspace.checkpoints.list()
         print("\ncheckpoints:", file=out)
         for cp in checkpoints:
@@ -138,11 +255,26 @@ async def run_headless_demo(out: TextIO = sys.stdout) -> int:
             f"{usage.output_tokens} output tokens]",
             file=out,
         )
+        if scenario != "fix":  # only the fix scenario changes the sample repository
+            return 0 if result.final_output else 1
         green = await asyncio.to_thread(sample_tests_pass, repo)
         print(f"sample repository tests: {'green' if green else 'RED'}", file=out)
         return 0 if result.final_output and green else 1
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _nested_printer(out: TextIO) -> Any:
+    """An agent-tool stream listener printing the sub-agent's items indented under its call."""
+
+    def show(payload: Any) -> None:
+        if isinstance(payload["event"], RunItemStreamEvent):
+            buffer = io.StringIO()
+            _print_item(payload["event"], buffer)
+            for line in buffer.getvalue().strip("\n").splitlines():
+                print(f"    {payload['agent'].name} │ {line.strip()}", file=out)
+
+    return show
 
 
 def _print_item(event: RunItemStreamEvent, out: TextIO) -> None:
@@ -160,6 +292,11 @@ def _print_item(event: RunItemStreamEvent, out: TextIO) -> None:
             print(f"  apply_patch {op.get('type')} {op.get('path')}", file=out)
             for line in str(op.get("diff", "")).splitlines():
                 print(f"     {line}", file=out)
+        elif kind in HOSTED_CALL_TYPES:
+            card, done = hosted_card(raw), hosted_result(raw)
+            print(f"  [{card.kind}] {card.title} -> {done.summary}", file=out)
+            for link in done.body.links if done.body else []:
+                print(f"     | {link.title}: {link.url}", file=out)
         else:
             print(f"  -> {raw.get('name')}({raw.get('arguments')})", file=out)
     elif event.name == "tool_output":
@@ -177,5 +314,11 @@ def _print_item(event: RunItemStreamEvent, out: TextIO) -> None:
             return
         for line in str(getattr(event.item, "output", "")).splitlines():
             print(f"     | {line}", file=out)
+    elif event.name == "mcp_list_tools":
+        print(f"  [mcp] {raw.get('server_label')}: {mcp_list_tools_result(raw).summary}", file=out)
+    elif event.name == "tool_search_output_created":
+        print(f"  [tool_search] {tool_search_result(raw).summary}", file=out)
     elif event.name == "message_output_created":
         print("\n" + (ItemHelpers.extract_last_text(raw) or ""), file=out)
+        for number, link in enumerate(citations(raw), start=1):
+            print(f"  [{number}] {link.title} {link.url}".rstrip(), file=out)

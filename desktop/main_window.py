@@ -39,6 +39,8 @@ class MainWindow(QMainWindow):
     on the right, the top bar above. Views only talk to the controller through signals."""
 
     closed = Signal()
+    #: The user applied new settings (a ``core.settings.Settings``), already saved.
+    settingsChanged = Signal(object)
 
     def __init__(
         self,
@@ -166,6 +168,9 @@ class MainWindow(QMainWindow):
         c.reasoning.connect(self.conversation.add_reasoning)
         c.toolStarted.connect(self.conversation.add_tool_card)
         c.toolUpdated.connect(self.conversation.update_tool_card)
+        c.toolBody.connect(self.conversation.set_tool_body)
+        c.citations.connect(self.conversation.set_citations)
+        c.nestedEntry.connect(self.conversation.adopt)
         c.notice.connect(self.conversation.add_notice)
         c.toolStarted.connect(self._follow_tool)
         if isinstance(self.browser, BrowserView):
@@ -286,3 +291,4 @@ class MainWindow(QMainWindow):
             self.conversation.add_notice(f"Settings not saved: {exc}", "error")
         self.controller.set_mode(str(settings.approval_mode))
         self.top_bar.set_model(settings.model)
+        self.settingsChanged.emit(settings)

@@ -4,196 +4,39 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import (
-    QColor,
-    QFont,
-    QFontDatabase,
-    QFontMetrics,
-    QKeyEvent,
-    QPalette,
-    QResizeEvent,
-    QTextBlockFormat,
-    QTextCharFormat,
-    QTextCursor,
-    QTextDocument,
-    QTextFormat,
-    QTextFrameFormat,
-    QTextOption,
-)
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QScrollArea,
     QSizePolicy,
-    QTextBrowser,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from desktop.activity import CardBody, Link
 from resources import read_text
 
-__all__ = ["ConversationView"]
+from .rich_text import DIM_COLOR, TextBlock, link_label, links_html, render_markdown, set_shown
+from .tool_card import ToolCard
+
+__all__ = ["ConversationView", "render_markdown"]
 
 _log = logging.getLogger("desktop")
 
-#: Icon glyph and label per tool kind (unknown kinds fall back to ``("•", kind)``).
-_KINDS = {
-    "shell": ("$", "Shell"),
-    "local_shell": ("$", "Shell"),
-    "apply_patch": ("±", "Edit"),
-    "computer": ("◉", "Browser"),
-    "codex": ("◆", "Codex"),
-    "function": ("ƒ", "Function"),
-    "hosted": ("☁", "Hosted tool"),
-    "mcp": ("⚙", "MCP"),
-    "agent": ("◆", "Agent"),
-}
-#: The text of a card's link per kind: which view the window opens for it.
-_LINKS = {
-    "shell": "Terminal",
-    "local_shell": "Terminal",
-    "apply_patch": "Diff",
-    "computer": "Browser",
-    "codex": "Details",
-}
-_ARROW = "\u203a"
-_STATUS = {
-    "running": "● running",
-    "completed": "✓ done",
-    "failed": "✗ failed",
-    "rejected": "⊘ rejected",
-    "waiting-approval": "◆ waiting for approval",
-}
-_MONO_KINDS = {"shell", "local_shell", "apply_patch", "codex"}
-_CODE_BG = "#0f1115"
-_INLINE_CODE_BG = "#262a32"
-_LINK = "#79c0ff"
 
-
-def _mono() -> QFont:
-    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-    font.setPointSizeF(max(9.0, font.pointSizeF() - 0.5))
-    return font
-
-
-def _human_ms(ms: int | None) -> str:
-    if ms is None:
-        return ""
-    if ms < 1000:
-        return f"{ms} ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.1f} s"
-    return f"{ms // 60_000} min {ms % 60_000 // 1000} s"
-
-
-def render_markdown(doc: QTextDocument, text: str) -> None:
-    """Fill ``doc`` with ``text`` (GitHub-flavoured Markdown), styled for the dark theme.
-
-    Fenced and indented code blocks become boxed, monospace and wrapping (long lines wrap
-    rather than widen the transcript); inline code gets a monospace font and a background.
-    """
-    doc.setMarkdown(text, QTextDocument.MarkdownFeature.MarkdownDialectGitHub)
-    mono = _mono()
-    inline = QTextCharFormat()
-    inline.setFont(mono)
-    inline.setBackground(QColor(_INLINE_CODE_BG))
-    inline.setForeground(QColor("#e6edf3"))
-    cursor = QTextCursor(doc)
-    runs: list[tuple[int, int]] = []
-    block = doc.begin()
-    while block.isValid():
-        fmt = block.blockFormat()
-        if fmt.hasProperty(QTextFormat.Property.BlockCodeFence) or fmt.nonBreakableLines():
-            fmt.setNonBreakableLines(False)
-            cursor.setPosition(block.position())
-            cursor.setBlockFormat(fmt)
-            cursor.movePosition(
-                QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
-            )
-            chars = QTextCharFormat()
-            chars.setFont(mono)
-            chars.setForeground(QColor("#d6dde6"))
-            cursor.mergeCharFormat(chars)
-            end = block.position() + block.length() - 1
-            if runs and runs[-1][1] + 1 == block.position():
-                runs[-1] = (runs[-1][0], end)
-            else:
-                runs.append((block.position(), end))
-        else:
-            it = block.begin()
-            while not it.atEnd():
-                frag = it.fragment()
-                if frag.charFormat().fontFixedPitch():
-                    cursor.setPosition(frag.position())
-                    cursor.setPosition(
-                        frag.position() + frag.length(), QTextCursor.MoveMode.KeepAnchor
-                    )
-                    cursor.mergeCharFormat(inline)
-                it += 1
-        block = block.next()
-    box = QTextFrameFormat()
-    box.setBackground(QColor(_CODE_BG))
-    box.setBorder(1)
-    box.setBorderBrush(QColor("#2d323b"))
-    box.setPadding(6)
-    box.setMargin(2)
-    box.setTopMargin(4)
-    box.setBottomMargin(4)
-    squash = QTextBlockFormat()  # the empty blocks a frame needs around it take no space
-    squash.setLineHeight(0, QTextBlockFormat.LineHeightTypes.FixedHeight.value)
-    for start, end in reversed(runs):  # from the end, so earlier positions stay valid
-        cursor.setPosition(start)
-        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        frame = cursor.insertFrame(box)
-        for position in (frame.firstPosition() - 1, frame.lastPosition() + 1):
-            around = doc.findBlock(position)
-            if around.isValid() and not around.text():
-                cursor.setPosition(around.position())
-                cursor.setBlockFormat(squash)
-
-
-def _show(widget: QWidget, visible: bool) -> None:
-    """Change visibility only when it changes (each change re-lays out the ancestors)."""
-    if widget.isHidden() == visible:
-        widget.setVisible(visible)
-
-
-class _TextBlock(QTextBrowser):
-    """Read-only rich text that grows to fit its document (selectable, links emitted)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.setObjectName("transcriptText")
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setOpenLinks(False)
-        self.setOpenExternalLinks(True)
-        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
-        self.viewport().setAutoFillBackground(False)
-        palette = self.palette()
-        palette.setColor(QPalette.ColorRole.Link, QColor(_LINK))
-        self.setPalette(palette)
-        self.document().setDocumentMargin(2)
-        self.document().documentLayout().documentSizeChanged.connect(self._fit)
-        self.setFixedHeight(self.fontMetrics().lineSpacing() + 6)
-
-    def _fit(self, size: object) -> None:
-        height = int(self.document().size().height()) + 2
-        if height != self.height():
-            self.setFixedHeight(height)
-
-    def minimumSizeHint(self) -> QSize:
-        return QSize(60, super().minimumSizeHint().height())
-
-    def sizeHint(self) -> QSize:
-        return QSize(200, self.height())
+def _depth(layout: QLayout) -> int:
+    """How many ancestors the layout's widget has."""
+    depth, widget = 0, layout.parentWidget()
+    while widget is not None:
+        depth, widget = depth + 1, widget.parentWidget()
+    return depth
 
 
 class _UserMessage(QFrame):
@@ -202,7 +45,7 @@ class _UserMessage(QFrame):
         speaker = QLabel("You")
         speaker.setObjectName("speaker")
         speaker.setContentsMargins(2, 0, 0, 0)  # align with the text's document margin
-        self.body = _TextBlock()
+        self.body = TextBlock()
         self.body.setPlainText(text)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 8, 12, 8)
@@ -216,13 +59,27 @@ class _AssistantMessage(QFrame):
         super().__init__()
         self.text = ""
         self.finished = False
-        self.body = _TextBlock()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 2, 4, 2)
-        layout.addWidget(self.body)
+        self.body = TextBlock()
+        self.sources: QLabel | None = None  # the "Sources" footer, made on first citations
+        self.source_titles: list[str] = []
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(4, 2, 4, 2)
+        self._layout.addWidget(self.body)
 
     def render_text(self) -> None:
         render_markdown(self.body.document(), self.text)
+
+    def set_sources(self, links: Sequence[Link]) -> None:
+        """Show ``links`` in a numbered "Sources" footer (none: no footer)."""
+        self.source_titles = [link.title for link in links]
+        if self.sources is None:
+            if not links:
+                return
+            self.sources = link_label("messageSources")
+            self._layout.addWidget(self.sources)
+        header = f'<div style="color:{DIM_COLOR}; font-weight:bold">Sources</div>'
+        self.sources.setText(header + links_html(links))
+        set_shown(self.sources, bool(links))
 
 
 class _Reasoning(QFrame):
@@ -234,7 +91,7 @@ class _Reasoning(QFrame):
         self.toggle.setObjectName("reasoningToggle")
         self.toggle.setCursor(Qt.CursorShape.PointingHandCursor)
         self.toggle.setToolTip("Show or hide the model's reasoning")
-        self.body = _TextBlock()
+        self.body = TextBlock()
         self.body.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 0, 4, 0)
@@ -257,106 +114,6 @@ class _Reasoning(QFrame):
         arrow = "▾" if self.body.isVisible() else "▸"
         words = len(self.text.split())
         self.toggle.setText(f"{arrow} Reasoning · {words} word{'s' if words != 1 else ''}")
-
-
-class _ElidedLabel(QLabel):
-    """A one-line label that elides its text to the width it gets (full text in tooltip)."""
-
-    def __init__(self, text: str = "") -> None:
-        super().__init__()
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.full_text = ""
-        self.set_full_text(text)
-
-    def set_full_text(self, text: str) -> None:
-        self.full_text = text
-        self.setToolTip(text if len(text) > 40 else "")
-        self._elide()
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._elide()
-
-    def _elide(self) -> None:
-        line = self.full_text.replace("\n", " ⏎ ")
-        width = max(10, self.width())
-        self.setText(QFontMetrics(self.font()).elidedText(line, Qt.TextElideMode.ElideRight, width))
-
-
-class _ToolCard(QFrame):
-    """One tool call: kind icon, title, status pill, duration, detail/summary, view link."""
-
-    def __init__(self, view: ConversationView, call_id: str, kind: str) -> None:
-        super().__init__()
-        self.call_id = call_id
-        self.kind = kind
-        glyph, label = _KINDS.get(kind, ("•", kind or "tool"))
-        self.icon = QLabel(glyph)
-        self.icon.setObjectName("cardIcon")
-        self.icon.setProperty("kind", kind)
-        self.icon.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.kind_label = QLabel(label)
-        self.kind_label.setObjectName("cardKind")
-        self.title = _ElidedLabel()
-        self.title.setObjectName("cardTitle")
-        if kind in _MONO_KINDS:
-            self.title.setFont(_mono())
-        self.status = QLabel()
-        self.status.setObjectName("cardStatus")
-        self.status.setFixedHeight(22)
-        self.link = QToolButton()
-        self.link.setObjectName("cardLink")
-        self.link.setText(f"{_LINKS.get(kind, '')} {_ARROW}")
-        self.link.setVisible(kind in _LINKS)
-        self.link.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.link.setToolTip(f"Show this call in the {_LINKS.get(kind, '')} view")
-        self.link.clicked.connect(lambda: view.toolCardActivated.emit(call_id, kind))
-        self.detail = _ElidedLabel()
-        self.detail.setObjectName("cardDetail")
-        self.summary = QLabel()
-        self.summary.setObjectName("cardSummary")
-        self.summary.setWordWrap(True)
-        self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-
-        top = QHBoxLayout()
-        top.setSpacing(8)
-        top.addWidget(self.icon)
-        top.addWidget(self.kind_label)
-        top.addWidget(self.title, 1)
-        top.addWidget(self.status)
-        top.addWidget(self.link)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(10, 7, 10, 7)
-        layout.setSpacing(3)
-        layout.addLayout(top)
-        text_box = QVBoxLayout()
-        text_box.setContentsMargins(30, 0, 0, 0)
-        text_box.setSpacing(1)
-        text_box.addWidget(self.detail)
-        text_box.addWidget(self.summary)
-        layout.addLayout(text_box)
-        self.status_name = ""
-        self.duration_ms: int | None = None
-
-    def set_content(self, title: str, detail: str) -> None:
-        self.title.set_full_text(title)
-        self.detail.set_full_text(detail)
-        _show(self.detail, bool(detail))
-
-    def set_status(self, status: str, duration_ms: int | None, summary: str) -> None:
-        self.status_name = status
-        self.duration_ms = duration_ms
-        text = _STATUS.get(status, status)
-        if duration_ms is not None:
-            text += f" · {_human_ms(duration_ms)}"
-        self.status.setText(text)
-        self.summary.setText(summary)
-        _show(self.summary, bool(summary))
-        for widget in (self, self.status):
-            widget.setProperty("status", status)
-            widget.style().unpolish(widget)
-            widget.style().polish(widget)
 
 
 class _Notice(QFrame):
@@ -388,6 +145,10 @@ class ConversationView(QWidget):
     the rest of the transcript is never laid out again. The view follows the end while the
     user has not scrolled up; a "Jump to latest" button appears otherwise.
 
+    Hosted tools get a body under their card (sources, search hits, code, output, images);
+    an agent run as a tool gets a sub-conversation under its card: the entries the controller
+    :meth:`adopt` s into it, nested to any depth. Message, reasoning and card ids are global.
+
     Args:
         parent: the Qt parent.
         flush_interval_ms: coalescing interval for streamed Markdown, in ms.
@@ -408,7 +169,9 @@ class ConversationView(QWidget):
         self._relayout.timeout.connect(self._release_layout)
         self._messages: dict[str, _AssistantMessage] = {}
         self._reasoning: dict[str, _Reasoning] = {}
-        self._cards: dict[str, _ToolCard] = {}
+        self._cards: dict[str, ToolCard] = {}
+        self._adopted: dict[str, str] = {}  # entry id -> the card whose sub-conversation gets it
+        self._held: list[QLayout] = []  # nested layouts switched off until the next relayout
         self._dirty: dict[str, None] = {}
         self._entries: list[QWidget] = []
         self.render_count = 0  # Markdown renders of streamed messages (for tests and bench)
@@ -483,7 +246,7 @@ class ConversationView(QWidget):
             existing.set_text(text)
             return
         entry = self._reasoning[item_id] = _Reasoning(text)
-        self._append(entry)
+        self._place(item_id, entry)
 
     @Slot(str, str, str, str)
     def add_tool_card(self, call_id: str, kind: str, title: str, detail: str) -> None:
@@ -497,9 +260,10 @@ class ConversationView(QWidget):
         """
         card = self._cards.get(call_id)
         if card is None:
-            card = self._cards[call_id] = _ToolCard(self, call_id, kind)
+            card = self._cards[call_id] = ToolCard(call_id, kind)
+            card.activated.connect(self.toolCardActivated)
             card.set_status("running", None, "")
-            self._append(card)
+            self._place(call_id, card)
         card.set_content(title, detail)
 
     @Slot(str, str, object, str)
@@ -518,7 +282,59 @@ class ConversationView(QWidget):
         if card is None:
             _log.debug("conversation: update for an unknown tool card ignored")
             return
+        self._hold_layout(card)
         card.set_status(status, duration_ms, summary)
+
+    @Slot(str, object)
+    def set_tool_body(self, call_id: str, body: object) -> None:
+        """Show ``body`` (a :class:`~desktop.activity.CardBody`) under card ``call_id``.
+
+        A later body replaces the earlier one (code streaming in, partial images); the body
+        starts folded unless ``body.expanded``, and once the user toggles it their choice
+        stays. An empty body hides the body and its toggle.
+
+        Args:
+            call_id: a card added by :meth:`add_tool_card` (unknown ids are ignored).
+            body: the ``CardBody`` to show (anything else is ignored).
+        """
+        card = self._cards.get(call_id)
+        if card is None or not isinstance(body, CardBody):
+            _log.debug("conversation: body for an unknown tool card ignored")
+            return
+        self._hold_layout(card)
+        card.set_body(body)
+
+    @Slot(str, object)
+    def set_citations(self, item_id: str, links: object) -> None:
+        """Show the sources assistant message ``item_id`` cites in a numbered footer.
+
+        Args:
+            item_id: the message (created if it does not exist yet).
+            links: a list of :class:`~desktop.activity.Link`; a link without URL is a file
+                (shown as its name); an empty list shows no footer.
+        """
+        shown = (
+            [link for link in links if isinstance(link, Link)]
+            if isinstance(links, list | tuple)
+            else []
+        )
+        message = self._message(item_id)
+        self._hold_layout(message)
+        message.set_sources(shown)
+
+    @Slot(str, str)
+    def adopt(self, entry_id: str, parent_call_id: str) -> None:
+        """Place the entry created next with id ``entry_id`` in card ``parent_call_id``'s
+        sub-conversation (an agent run as a tool) instead of the top level.
+
+        The controller emits this just before the signal that creates the entry (a message,
+        reasoning or tool card id). An entry that already exists stays where it is; a parent
+        card that does not exist when the entry is created means the top level.
+        """
+        if entry_id in self._messages or entry_id in self._reasoning or entry_id in self._cards:
+            _log.debug("conversation: adopting an existing entry ignored")
+            return
+        self._adopted[entry_id] = parent_call_id
 
     @Slot(str, str)
     def add_notice(self, text: str, level: str = "info") -> None:
@@ -536,6 +352,10 @@ class ConversationView(QWidget):
         self._messages.clear()
         self._reasoning.clear()
         self._cards.clear()
+        self._adopted.clear()
+        for layout in self._held:  # their widgets are about to be deleted
+            layout.setEnabled(True)
+        self._held.clear()
         self._dirty.clear()
         self._empty.show()
         self._following = True
@@ -578,16 +398,21 @@ class ConversationView(QWidget):
         """The plain text currently displayed for assistant message ``item_id``."""
         return self._messages[item_id].body.toPlainText()
 
-    def tool_card(self, call_id: str) -> _ToolCard:
+    def tool_card(self, call_id: str) -> ToolCard:
         """The card of ``call_id`` (for tests and the window's focus handling)."""
         return self._cards[call_id]
+
+    def message_sources(self, item_id: str) -> list[str]:
+        """The titles of the sources listed under assistant message ``item_id``, in order."""
+        message = self._messages[item_id]
+        return list(message.source_titles) if message.sources is not None else []
 
     def reasoning_entry(self, item_id: str) -> _Reasoning:
         """The reasoning entry ``item_id``."""
         return self._reasoning[item_id]
 
     def entries(self) -> list[QWidget]:
-        """The entry widgets, oldest first."""
+        """The top-level entry widgets, oldest first (nested ones: ``card.sub_entries()``)."""
         return list(self._entries)
 
     # -- internals -------------------------------------------------------------------------
@@ -596,17 +421,47 @@ class ConversationView(QWidget):
         message = self._messages.get(item_id)
         if message is None:
             message = self._messages[item_id] = _AssistantMessage()
-            self._append(message)
+            self._place(item_id, message)
         return message
 
-    def _hold_layout(self) -> None:
+    def _place(self, entry_id: str, widget: QWidget) -> None:
+        """Append a new entry at the top level or in the sub-conversation that adopted it."""
+        parent_id = self._adopted.pop(entry_id, None)
+        parent = self._cards.get(parent_id) if parent_id is not None else None
+        if parent is None:
+            if parent_id is not None:
+                _log.debug("conversation: adopted by an unknown card; shown at the top level")
+            self._append(widget)
+            return
+        self._hold_layout(parent.sub_container())
+        parent.add_sub_entry(widget)
+
+    def _hold_layout(self, inner: QWidget | None = None) -> None:
+        """Switch layouts off until the next event-loop turn, which lays out once.
+
+        Args:
+            inner: a widget inside the transcript about to change; its layout and those of
+                its ancestors up to the transcript are held too (nested sub-conversations).
+        """
+        widget = inner
+        while widget is not None and widget is not self._container:
+            layout = widget.layout()
+            if layout is not None and layout.isEnabled():
+                layout.setEnabled(False)
+                self._held.append(layout)
+            widget = widget.parentWidget()
         if not self._relayout.isActive():
             self._layout.setEnabled(False)
             self._relayout.start()
 
     def _release_layout(self) -> None:
+        held, self._held = self._held, []
+        for layout in held:
+            layout.setEnabled(True)
         self._layout.setEnabled(True)
         self._layout.activate()
+        for layout in sorted(held, key=_depth):  # outermost first: each then fits its parent
+            layout.activate()
 
     def settle(self) -> None:
         """Lay out now what the slots changed (normally done at the next event-loop turn)."""

@@ -47,6 +47,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollBar,
+    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QStyle,
@@ -776,7 +777,11 @@ class DiffView(QWidget):
         )
         self._apply_btn.clicked.connect(self.apply_reviewed)
         self._apply_bar = _frame("applyBar", _hbox(self._progress, self._message, self._apply_btn))
-        self._message.setMinimumWidth(240)
+        self._message.setMinimumWidth(160)
+        # the progress line may shrink (full text in its tooltip): the window's default split
+        # then leaves the conversation its share instead of the diff's minimum width
+        self._progress.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._progress.setMinimumWidth(80)
 
         right = _vbox(
             _frame("diffToolbar", toolbar),
@@ -1187,6 +1192,7 @@ class DiffView(QWidget):
             f"{accepted + rejected} of {total} hunks reviewed · {accepted} accepted · "
             f"{rejected} rejected"
         )
+        self._progress.setToolTip(self._progress.text())
         self._apply_btn.setEnabled(file is not None and file.proposal_id is not None)
         self._file_list.viewport().update()
 

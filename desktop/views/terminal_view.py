@@ -41,6 +41,8 @@ from desktop.views.terminal_model import (
     omitted_marker,
 )
 
+from .units import human_ms
+
 __all__ = ["TerminalView"]
 
 _log = logging.getLogger("desktop")
@@ -124,16 +126,6 @@ def _button(text: str) -> QToolButton:
     button = QToolButton()
     button.setText(text)
     return button
-
-
-def _human_ms(ms: int | None) -> str:
-    if ms is None:
-        return ""
-    if ms < 1000:
-        return f"{ms} ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.1f} s"
-    return f"{ms // 60_000} min {ms % 60_000 // 1000} s"
 
 
 def _human_chars(count: int) -> str:
@@ -400,16 +392,16 @@ class _BlockWidget(QFrame):
         if block.running:
             status, color, state = "● running…", "#79c0ff", "running"
         elif block.status == "timeout":
-            status = f"⏱ timed out after {_human_ms(block.duration_ms)}"
+            status = f"⏱ timed out after {human_ms(block.duration_ms)}"
             color, state = "#e3b341", "failed"
         elif block.status == "killed":
             code = f" (exit {block.exit_code})" if block.exit_code is not None else ""
-            status = f"■ killed{code} · {_human_ms(block.duration_ms)}"
+            status = f"■ killed{code} · {human_ms(block.duration_ms)}"
             color, state = "#ff7b72", "failed"
         elif block.exit_code == 0:
-            status, color, state = f"✓ exit 0 · {_human_ms(block.duration_ms)}", "#7ee787", "ok"
+            status, color, state = f"✓ exit 0 · {human_ms(block.duration_ms)}", "#7ee787", "ok"
         else:
-            status = f"✗ exit {block.exit_code} · {_human_ms(block.duration_ms)}"
+            status = f"✗ exit {block.exit_code} · {human_ms(block.duration_ms)}"
             color, state = "#ff7b72", "failed"
         extra = " · ".join(part for part in (size, omitted) if part)
         self.footer.setText(

@@ -15,6 +15,7 @@ from core.errors import UserError
 from core.policy import ApprovalMode
 from core.settings import (
     MAX_RECENT_FOLDERS,
+    McpServer,
     Settings,
     data_dir,
     load_settings,
@@ -44,6 +45,8 @@ def test_defaults() -> None:
     assert s.chromium_path is None and s.codex_path is None
     assert s.recent_folders == [] and s.last_folder is None
     assert s.rules_path == settings_dir() / "rules.json"
+    assert (s.web_search, s.code_interpreter, s.image_generation) == (False, False, False)
+    assert s.mcp_servers == [] and s.explorer is True
 
 
 def test_dirs_follow_xdg_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -205,6 +208,24 @@ def test_replacing_the_key() -> None:
         ('codex_path = "/definitely/not/here"\n', "'codex_path'"),
         ('aproval_mode = "ask"\n', "unknown setting 'aproval_mode'"),
         ("model = \n", "not valid TOML"),
+        ('web_search = "maybe"\n', "'web_search'"),
+        ("explorer = 2\n", "'explorer'"),
+        ('[[mcp_servers]]\nlabel = "wiki"\nurl = "ftp://x"\n', "'mcp_servers.0.url'"),
+        ('[[mcp_servers]]\nlabel = "has space"\nurl = "http://x"\n', "'mcp_servers.0.label'"),
+        ('[[mcp_servers]]\nurl = "http://x"\n', "'mcp_servers.0.label'"),
+        (
+            '[[mcp_servers]]\nlabel = "a"\nurl = "http://x"\nrequire_approval = "sometimes"\n',
+            "'mcp_servers.0.require_approval'",
+        ),
+        (
+            '[[mcp_servers]]\nlabel = "a"\nurl = "http://x"\n'
+            '[[mcp_servers]]\nlabel = "a"\nurl = "http://y"\n',
+            "duplicate MCP server label 'a'",
+        ),
+        (
+            '[[mcp_servers]]\nlabel = "a"\nurl = "http://x"\nheaders = {}\n',
+            "unknown key 'headers' in 'mcp_servers.0'",
+        ),
     ],
 )
 def test_bad_content_names_the_field_and_keeps_the_file(content: str, needle: str) -> None:
@@ -241,3 +262,84 @@ def test_unwritable_folder_raises_user_error(tmp_path: Path) -> None:
         target = locked / "settings.toml"
     with pytest.raises(UserError, match="cannot write settings file"):
         save_settings(Settings(), target)
+
+
+# -- tools: hosted tools, MCP servers, the Explorer ------------------------------------------------
+
+
+def test_mcp_server_validation() -> None:
+    server = McpServer(label=" deep_wiki-2 ", url=" https://mcp.example.com/mcp/ ")
+    assert server.label == "deep_wiki-2"
+    assert server.url == "https://mcp.example.com/mcp/"  # kept as typed (only stripped)
+    assert server.require_approval == "always" and server.allowed_tools is None
+    assert McpServer(label="a", url="http://h", allowed_tools=[" x ", ""]).allowed_tools == ["x"]
+    assert McpServer(label="a", url="http://h", allowed_tools=[]).allowed_tools is None
+    for label in ("", "  ", "has space", "dot.ted", "ümlaut", "a/b"):
+        with pytest.raises(ValidationError, match="label"):
+            McpServer(label=label, url="http://h")
+    for url in ("", "ftp://h", "mcp.example.com", "http://", "https://h:99999"):
+        with pytest.raises(ValidationError, match="url"):
+            McpServer(label="a", url=url)
+    with pytest.raises(ValidationError, match="require_approval"):
+        McpServer(label="a", url="http://h", require_approval="sometimes")
+    with pytest.raises(ValidationError):
+        server.label = "other"  # immutable
+
+
+def test_mcp_labels_must_be_unique() -> None:
+    servers = [{"label": "wiki", "url": "http://a"}, {"label": "wiki", "url": "http://b"}]
+    with pytest.raises(ValidationError, match="duplicate MCP server label 'wiki'"):
+        Settings(mcp_servers=servers)
+    s = Settings(mcp_servers=servers[:1])
+    with pytest.raises(ValidationError, match="duplicate"):
+        s.mcp_servers = [*s.mcp_servers, McpServer(label="wiki", url="http://c")]
+    assert [m.url for m in s.mcp_servers] == ["http://a"]
+
+
+def test_tools_round_trip_through_the_file() -> None:
+    s = Settings(
+        web_search=True,
+        code_interpreter=True,
+        image_generation=True,
+        explorer=False,
+        mcp_servers=[
+            McpServer(label="deepwiki", url="https://mcp.deepwiki.com/mcp"),
+            McpServer(
+                label="gh",
+                url="http://127.0.0.1:7/mcp",
+                require_approval="never",
+                allowed_tools=["search_issues", 'odd "name"'],
+            ),
+        ],
+    )
+    path = save_settings(s)
+    table = tomllib.loads(path.read_text())
+    assert table["mcp_servers"] == [
+        {
+            "label": "deepwiki",
+            "url": "https://mcp.deepwiki.com/mcp",
+            "require_approval": "always",
+        },
+        {
+            "label": "gh",
+            "url": "http://127.0.0.1:7/mcp",
+            "require_approval": "never",
+            "allowed_tools": ["search_issues", 'odd "name"'],
+        },
+    ]
+    assert table["explorer"] is False and table["web_search"] is True
+    back = load_settings()
+    assert back == s
+    assert back.mcp_servers[1].allowed_tools == ["search_issues", 'odd "name"']
+    save_settings(back.model_copy(update={"mcp_servers": []}))
+    assert load_settings().mcp_servers == []
+
+
+def test_old_file_without_tool_keys_loads_with_defaults() -> None:
+    path = settings_path()
+    path.parent.mkdir(parents=True)
+    path.write_text('model = "gpt-old"\napproval_mode = "auto"\nsandbox_enabled = false\n')
+    s = load_settings()
+    assert s.model == "gpt-old"
+    assert (s.web_search, s.code_interpreter, s.image_generation) == (False, False, False)
+    assert s.mcp_servers == [] and s.explorer is True

@@ -1,15 +1,16 @@
-"""SettingsDialog: fields, inline validation on Apply, the masked API key, rule revocation."""
+"""SettingsDialog: fields, inline validation on Apply, the masked API key, rule revocation,
+the tools section (hosted tools, the Explorer, MCP servers)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QWidget
 
 from core.policy import RuleStore, command_rule, patch_rule
-from core.settings import Settings, load_settings, save_settings
+from core.settings import McpServer, Settings, load_settings, save_settings
 from desktop.dialogs.settings_dialog import SettingsDialog
 
 KEY = "sk-proj-SECRETSECRETSECRETwxyz"
@@ -222,3 +223,139 @@ def test_set_settings_discards_edits(qtbot) -> None:
     assert dialog.model_edit.text() == "reset"
     assert dialog.base_url_edit.text() == ""
     assert not dialog._fields["base_url"].error.isVisible()
+
+
+# -- tools: hosted tools, the Explorer, MCP servers -----------------------------------------------
+
+
+def _combo(dialog: SettingsDialog, row: int) -> QComboBox:
+    widget = dialog.mcp_table.cellWidget(row, 2)
+    assert isinstance(widget, QComboBox)
+    return widget
+
+
+def _row(dialog: SettingsDialog, row: int) -> tuple[str, str, str]:
+    table = dialog.mcp_table
+    return (table.item(row, 0).text(), table.item(row, 1).text(), _combo(dialog, row).currentText())
+
+
+def test_tools_section_shows_the_settings(qtbot) -> None:
+    settings = Settings(
+        code_interpreter=True,
+        explorer=False,
+        mcp_servers=[
+            McpServer(label="deepwiki", url="https://mcp.deepwiki.com/mcp"),
+            McpServer(label="gh", url="http://127.0.0.1:7/mcp", require_approval="never"),
+        ],
+    )
+    dialog = _dialog(qtbot, settings)
+    assert dialog.web_search_check.text() == "Web search (OpenAI-hosted)"
+    assert dialog.code_interpreter_check.text() == "Code interpreter (OpenAI-hosted)"
+    assert dialog.image_generation_check.text() == "Image generation (OpenAI-hosted)"
+    assert dialog.explorer_check.text() == "Explorer sub-agent (read-only repository questions)"
+    assert "OpenAI" in dialog.hosted_note.text() and "local server" in dialog.hosted_note.text()
+    assert dialog.hosted_note.isVisible()
+    checks = (dialog.web_search_check, dialog.code_interpreter_check, dialog.image_generation_check)
+    assert [c.isChecked() for c in checks] == [False, True, False]
+    assert not dialog.explorer_check.isChecked()
+    table = dialog.mcp_table
+    assert [table.horizontalHeaderItem(i).text() for i in range(3)] == ["Label", "URL", "Approval"]
+    assert table.rowCount() == 2
+    assert _row(dialog, 0) == ("deepwiki", "https://mcp.deepwiki.com/mcp", "always")
+    assert _row(dialog, 1) == ("gh", "http://127.0.0.1:7/mcp", "never")
+    assert [_combo(dialog, 0).itemText(i) for i in range(2)] == ["always", "never"]
+    assert not dialog.remove_mcp_button.isEnabled()  # nothing selected
+    dialog.set_settings(Settings())
+    assert table.rowCount() == 0 and dialog.explorer_check.isChecked()
+
+
+def test_add_edit_and_apply_tools(qtbot, tmp_path: Path) -> None:
+    keep = McpServer(label="gh", url="http://127.0.0.1:7/mcp", allowed_tools=["search_issues"])
+    dialog = _dialog(qtbot, Settings(mcp_servers=[keep]))
+    box = dialog.web_search_check  # click its indicator (the widget is wider than its text)
+    qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=QPoint(8, box.height() // 2))
+    dialog.image_generation_check.setChecked(True)
+    dialog.explorer_check.setChecked(False)
+
+    qtbot.mouseClick(dialog.add_mcp_button, Qt.MouseButton.LeftButton)
+    table = dialog.mcp_table
+    assert table.rowCount() == 2 and table.currentRow() == 1
+    editor = table.indexWidget(table.model().index(1, 0))  # the label cell is being edited
+    assert isinstance(editor, QLineEdit)
+    qtbot.keyClicks(editor, "deepwiki")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)  # the delegate commits in a queued call
+    qtbot.waitUntil(lambda: table.item(1, 0).text() == "deepwiki")
+    table.item(1, 1).setText("https://mcp.deepwiki.com/mcp")
+    _combo(dialog, 1).setCurrentText("never")
+
+    with qtbot.waitSignal(dialog.settingsApplied) as sig:
+        qtbot.mouseClick(dialog.apply_button, Qt.MouseButton.LeftButton)
+    new = sig.args[0]
+    assert (new.web_search, new.code_interpreter, new.image_generation) == (True, False, True)
+    assert new.explorer is False
+    assert new.mcp_servers == [
+        keep,  # allowed_tools kept although the table does not show them
+        McpServer(label="deepwiki", url="https://mcp.deepwiki.com/mcp", require_approval="never"),
+    ]
+    path = save_settings(new, tmp_path / "settings.toml")
+    assert load_settings(path) == new
+
+    # Remove the selected row; the change is applied with the rest.
+    table.selectRow(0)
+    assert dialog.remove_mcp_button.isEnabled()
+    qtbot.mouseClick(dialog.remove_mcp_button, Qt.MouseButton.LeftButton)
+    assert table.rowCount() == 1 and table.item(0, 0).text() == "deepwiki"
+    with qtbot.waitSignal(dialog.settingsApplied) as sig:
+        dialog.apply()
+    assert [m.label for m in sig.args[0].mcp_servers] == ["deepwiki"]
+
+
+def test_blank_rows_are_ignored(qtbot) -> None:
+    dialog = _dialog(qtbot, Settings())
+    dialog.add_mcp_server()
+    dialog.add_mcp_server()
+    with qtbot.waitSignal(dialog.settingsApplied) as sig:
+        dialog.apply()
+    assert sig.args[0].mcp_servers == []
+
+
+@pytest.mark.parametrize(
+    ("rows", "needle", "bad_row"),
+    [
+        ([("wiki", "ftp://mcp.example.com")], "Row 1 (URL): 'ftp://mcp.example.com' is not", 0),
+        ([("ok", "http://a"), ("has space", "http://b")], "Row 2 (Label):", 1),
+        ([("ok", "http://a"), ("", "http://b")], "Row 2 (Label): Must not be empty", 1),
+        ([("ok", "http://a"), ("ok", "http://b")], "Duplicate MCP server label 'ok'", None),
+    ],
+)
+def test_invalid_mcp_rows_are_reported_and_not_applied(
+    qtbot, rows: list[tuple[str, str]], needle: str, bad_row: int | None
+) -> None:
+    original = Settings()
+    dialog = _dialog(qtbot, original)
+    dialog.web_search_check.setChecked(True)
+    for label, url in rows:
+        dialog.add_mcp_server()
+        row = dialog.mcp_table.rowCount() - 1
+        dialog.mcp_table.item(row, 0).setText(label)
+        dialog.mcp_table.item(row, 1).setText(url)
+    with qtbot.assertNotEmitted(dialog.settingsApplied):
+        assert dialog.apply() is False
+    field = dialog._fields["mcp_servers"]
+    assert field.error.isVisible()
+    assert needle in field.error.text()
+    assert dialog.mcp_table.property("invalid") is True
+    assert "red" in dialog.status_label.text()
+    if bad_row is not None:
+        assert dialog.mcp_table.currentRow() == bad_row
+    assert dialog.settings is original and original.mcp_servers == []
+
+    # Fixing the rows clears the message and applies.
+    for row in range(dialog.mcp_table.rowCount()):
+        dialog.mcp_table.item(row, 0).setText(f"server{row}")
+        dialog.mcp_table.item(row, 1).setText(f"https://mcp{row}.example.com/mcp")
+    with qtbot.waitSignal(dialog.settingsApplied) as sig:
+        dialog.apply()
+    assert [m.label for m in sig.args[0].mcp_servers] == [f"server{i}" for i in range(len(rows))]
+    assert not field.error.isVisible()
+    assert dialog.mcp_table.property("invalid") is False

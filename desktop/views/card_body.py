@@ -1,0 +1,220 @@
+"""CardBodyView: a tool card's expandable body (sources, search hits, code, output, images)."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QFontMetrics, QPixmap, QResizeEvent, QTextDocument, QTextOption
+from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
+
+from desktop.activity import CardBody
+
+from .rich_text import (
+    DIM_COLOR,
+    TextBlock,
+    link_label,
+    links_html,
+    mono_font,
+    render_markdown,
+    set_shown,
+)
+
+__all__ = ["CardBodyView"]
+
+_IMAGE_MAX = QSize(360, 480)  # px: inline images are scaled down (never up) to fit this box
+_OUTPUT_LINES = 16  # lines of output shown before the output box scrolls
+
+
+def _fenced(code: str, language: str) -> str:
+    """``code`` as a Markdown fenced block, the fence longer than any backtick run inside."""
+    fence = "`" * 3
+    while fence in code:
+        fence += "`"
+    return f"{fence}{language}\n{code}\n{fence}\n"
+
+
+class _OutputBox(QTextBrowser):
+    """Monospace, wrapping plain text in a box; at most ``_OUTPUT_LINES`` lines, then it scrolls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("cardOutput")
+        self.setFont(mono_font())
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.document().setDocumentMargin(4)
+        self.document().documentLayout().documentSizeChanged.connect(self._fit)
+
+    def _fit(self, _size: object = None) -> None:
+        cap = _OUTPUT_LINES * QFontMetrics(self.font()).lineSpacing() + 8
+        height = min(int(self.document().size().height()), cap) + 2 * self.frameWidth()
+        if height != self.height():
+            self.setFixedHeight(height)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(60, self.height())
+
+    def sizeHint(self) -> QSize:
+        return QSize(200, self.height())
+
+
+class _Image(QLabel):
+    """An inline image at most ``_IMAGE_MAX`` (px), narrower when the transcript is."""
+
+    def __init__(self, pixmap: QPixmap) -> None:
+        super().__init__()
+        self.setObjectName("cardImage")
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        if pixmap.width() > _IMAGE_MAX.width() or pixmap.height() > _IMAGE_MAX.height():
+            pixmap = pixmap.scaled(
+                _IMAGE_MAX,
+                Qt.AspectRatioMode.KeepAspectRatio,
+                Qt.TransformationMode.SmoothTransformation,
+            )
+        self.full = pixmap
+        self.setPixmap(pixmap)
+        policy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        full = self.full.size()
+        return full.height() * min(width, full.width()) // max(1, full.width())
+
+    def sizeHint(self) -> QSize:
+        return self.full.size()
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(min(40, self.full.width()), min(20, self.full.height()))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        width = min(self.width(), self.full.width())
+        if width != self.pixmap().width():
+            self.setPixmap(
+                self.full
+                if width == self.full.width()
+                else self.full.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation)
+            )
+
+
+class CardBodyView(QFrame):
+    """A tool card's expandable part: links, search hits, code, output, images and lines."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("cardBody")
+        self.links = link_label("cardLinks")
+        self.hits = QLabel()
+        self.hits.setObjectName("cardHits")
+        self.hits.setTextFormat(Qt.TextFormat.RichText)
+        self.hits.setWordWrap(True)
+        self.hits.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.hits.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.code = TextBlock()
+        self.output = _OutputBox()
+        self.images = QWidget()
+        self.images.setObjectName("cardImages")
+        self._image_layout = QVBoxLayout(self.images)
+        self._image_layout.setContentsMargins(0, 2, 0, 2)
+        self._image_layout.setSpacing(6)
+        self.lines = QLabel()
+        self.lines.setObjectName("cardLines")
+        self.lines.setTextFormat(Qt.TextFormat.PlainText)
+        self.lines.setWordWrap(True)
+        self.lines.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.lines.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._urls: list[str] = []
+        self._image_data: list[bytes] = []
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 2, 0, 2)
+        layout.setSpacing(4)
+        for part in (self.links, self.hits, self.code, self.output, self.images, self.lines):
+            part.hide()
+            layout.addWidget(part)
+
+    def set_body(self, body: CardBody) -> None:
+        """Show ``body`` (replacing what was shown)."""
+        self._urls = [link.url for link in body.links if link.url]
+        self.links.setText(links_html(body.links))
+        set_shown(self.links, bool(body.links))
+        self.hits.setText(
+            "".join(
+                f"<div style='margin-bottom:4px'><b>{html.escape(hit.filename)}</b>"
+                + (f" · {hit.score:.2f}" if hit.score is not None else "")
+                + f"<br><span style='color:{DIM_COLOR}'>{html.escape(hit.text)}</span></div>"
+                for hit in body.hits
+            )
+        )
+        set_shown(self.hits, bool(body.hits))
+        if body.code:
+            render_markdown(self.code.document(), _fenced(body.code, body.language))
+        else:
+            self.code.clear()
+        set_shown(self.code, bool(body.code))
+        if self.output.toPlainText() != body.output:
+            self.output.setPlainText(body.output)
+        set_shown(self.output, bool(body.output))
+        self._set_images(body.images)
+        self.lines.setText("\n".join(f"• {line}" for line in body.lines))
+        set_shown(self.lines, bool(body.lines))
+
+    def _set_images(self, images: list[bytes]) -> None:
+        if images == self._image_data:
+            return
+        self._image_data = list(images)
+        while (item := self._image_layout.takeAt(0)) is not None:
+            if (widget := item.widget()) is not None:
+                widget.hide()
+                widget.deleteLater()
+        for data in images:
+            pixmap = QPixmap()
+            if pixmap.loadFromData(data):
+                label: QLabel = _Image(pixmap)
+            else:
+                label = QLabel("image could not be decoded")
+                label.setObjectName("cardImageError")
+            self._image_layout.addWidget(label)
+            label.show()
+        set_shown(self.images, bool(images))
+
+    def _image_labels(self) -> list[QLabel]:
+        return [
+            widget
+            for i in range(self._image_layout.count())
+            if isinstance(widget := self._image_layout.itemAt(i).widget(), QLabel)
+        ]
+
+    def image_count(self) -> int:
+        """How many images are shown as pixmaps."""
+        return sum(
+            1
+            for label in self._image_labels()
+            if not label.pixmap().isNull() and not label.isHidden()
+        )
+
+    def text(self) -> str:
+        """The plain text of every part shown (link titles, domains and URLs included)."""
+        parts: list[str] = []
+        if not self.links.isHidden():
+            doc = QTextDocument()
+            doc.setHtml(self.links.text())
+            parts += [doc.toPlainText(), *self._urls]
+        if not self.hits.isHidden():
+            doc = QTextDocument()
+            doc.setHtml(self.hits.text())
+            parts.append(doc.toPlainText())
+        for block in (self.code, self.output):
+            if not block.isHidden():
+                parts.append(block.toPlainText())
+        parts += [label.text() for label in self._image_labels() if label.pixmap().isNull()]
+        if not self.lines.isHidden():
+            parts.append(self.lines.text())
+        return "\n".join(parts)

@@ -1,0 +1,197 @@
+"""Rich-text pieces the transcript shares: Markdown rendering, text blocks and link lists."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QPalette,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+    QTextFrameFormat,
+    QTextOption,
+)
+from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QTextBrowser, QWidget
+
+from desktop.activity import Link
+
+__all__ = [
+    "DIM_COLOR",
+    "LINK_COLOR",
+    "TextBlock",
+    "link_label",
+    "links_html",
+    "mono_font",
+    "render_markdown",
+    "set_shown",
+]
+
+#: Colour of links in transcript text (CSS hex).
+LINK_COLOR = "#79c0ff"
+#: Colour of secondary text: numbers, domains, scores (CSS hex).
+DIM_COLOR = "#8b949e"
+_CODE_BG = "#0f1115"
+_INLINE_CODE_BG = "#262a32"
+
+
+def mono_font() -> QFont:
+    """The system's fixed-pitch font, half a point smaller (at least 9 pt)."""
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    font.setPointSizeF(max(9.0, font.pointSizeF() - 0.5))
+    return font
+
+
+def render_markdown(doc: QTextDocument, text: str) -> None:
+    """Fill ``doc`` with ``text`` (GitHub-flavoured Markdown), styled for the dark theme.
+
+    Fenced and indented code blocks become boxed, monospace and wrapping (long lines wrap
+    rather than widen the transcript); inline code gets a monospace font and a background.
+    """
+    doc.setMarkdown(text, QTextDocument.MarkdownFeature.MarkdownDialectGitHub)
+    mono = mono_font()
+    inline = QTextCharFormat()
+    inline.setFont(mono)
+    inline.setBackground(QColor(_INLINE_CODE_BG))
+    inline.setForeground(QColor("#e6edf3"))
+    cursor = QTextCursor(doc)
+    runs: list[tuple[int, int]] = []
+    block = doc.begin()
+    while block.isValid():
+        fmt = block.blockFormat()
+        if fmt.hasProperty(QTextFormat.Property.BlockCodeFence) or fmt.nonBreakableLines():
+            fmt.setNonBreakableLines(False)
+            cursor.setPosition(block.position())
+            cursor.setBlockFormat(fmt)
+            cursor.movePosition(
+                QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
+            )
+            chars = QTextCharFormat()
+            chars.setFont(mono)
+            chars.setForeground(QColor("#d6dde6"))
+            cursor.mergeCharFormat(chars)
+            end = block.position() + block.length() - 1
+            if runs and runs[-1][1] + 1 == block.position():
+                runs[-1] = (runs[-1][0], end)
+            else:
+                runs.append((block.position(), end))
+        else:
+            it = block.begin()
+            while not it.atEnd():
+                frag = it.fragment()
+                if frag.charFormat().fontFixedPitch():
+                    cursor.setPosition(frag.position())
+                    cursor.setPosition(
+                        frag.position() + frag.length(), QTextCursor.MoveMode.KeepAnchor
+                    )
+                    cursor.mergeCharFormat(inline)
+                it += 1
+        block = block.next()
+    box = QTextFrameFormat()
+    box.setBackground(QColor(_CODE_BG))
+    box.setBorder(1)
+    box.setBorderBrush(QColor("#2d323b"))
+    box.setPadding(6)
+    box.setMargin(2)
+    box.setTopMargin(4)
+    box.setBottomMargin(4)
+    squash = QTextBlockFormat()  # the empty blocks a frame needs around it take no space
+    squash.setLineHeight(0, QTextBlockFormat.LineHeightTypes.FixedHeight.value)
+    for start, end in reversed(runs):  # from the end, so earlier positions stay valid
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        frame = cursor.insertFrame(box)
+        for position in (frame.firstPosition() - 1, frame.lastPosition() + 1):
+            around = doc.findBlock(position)
+            if around.isValid() and not around.text():
+                cursor.setPosition(around.position())
+                cursor.setBlockFormat(squash)
+
+
+def set_shown(widget: QWidget, visible: bool) -> None:
+    """Change visibility only when it changes (each change re-lays out the ancestors)."""
+    if widget.isHidden() == visible:
+        widget.setVisible(visible)
+
+
+def _domain(url: str) -> str:
+    """The host of ``url`` without ``www.`` (or ``url`` itself when it has none)."""
+    return (urlsplit(url).hostname or url).removeprefix("www.")
+
+
+def links_html(links: Sequence[Link]) -> str:
+    """Numbered lines: a clickable title and its dim domain (a file: just its name).
+
+    Args:
+        links: the links, in the order to number them (from 1).
+
+    Returns:
+        Rich text (HTML), one ``<div>`` per link; empty for no links.
+    """
+    rows = []
+    for number, link in enumerate(links, 1):
+        title = html.escape(link.title or link.url or "untitled")
+        if link.url:
+            href = html.escape(link.url, quote=True)
+            domain = _domain(link.url)
+            text = f'<a href="{href}" style="color:{LINK_COLOR}; text-decoration:none">{title}</a>'
+            if domain and domain != link.title:
+                text += f' <span style="color:{DIM_COLOR}">· {html.escape(domain)}</span>'
+        else:
+            text = title
+        rows.append(f'<div><span style="color:{DIM_COLOR}">{number}.</span> {text}</div>')
+    return "".join(rows)
+
+
+def link_label(object_name: str) -> QLabel:
+    """A wrapping rich-text label whose links open in the system browser (QDesktopServices)."""
+    label = QLabel()
+    label.setObjectName(object_name)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setWordWrap(True)
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+    label.setOpenExternalLinks(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+    return label
+
+
+class TextBlock(QTextBrowser):
+    """Read-only rich text that grows to fit its document (selectable, links emitted)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("transcriptText")
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(True)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.viewport().setAutoFillBackground(False)
+        palette = self.palette()
+        palette.setColor(QPalette.ColorRole.Link, QColor(LINK_COLOR))
+        self.setPalette(palette)
+        self.document().setDocumentMargin(2)
+        self.document().documentLayout().documentSizeChanged.connect(self._fit)
+        self.setFixedHeight(self.fontMetrics().lineSpacing() + 6)
+
+    def _fit(self, size: object) -> None:
+        height = int(self.document().size().height()) + 2
+        if height != self.height():
+            self.setFixedHeight(height)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(60, super().minimumSizeHint().height())
+
+    def sizeHint(self) -> QSize:
+        return QSize(200, self.height())

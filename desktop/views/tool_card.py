@@ -1,0 +1,311 @@
+"""ToolCard: one tool call in the transcript (head, status, folding body, sub-conversation)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontMetrics, QResizeEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.activity import CardBody
+
+from .card_body import CardBodyView
+from .rich_text import mono_font, set_shown
+from .units import human_ms
+
+__all__ = ["ToolCard"]
+
+#: Icon glyph and label per tool kind (unknown kinds fall back to ``("•", kind)``).
+_KINDS = {
+    "shell": ("$", "Shell"),
+    "local_shell": ("$", "Shell"),
+    "apply_patch": ("±", "Edit"),
+    "computer": ("◉", "Browser"),
+    "codex": ("◆", "Codex"),
+    "function": ("ƒ", "Function"),
+    "hosted": ("☁", "Hosted tool"),
+    "mcp": ("⚙", "MCP"),
+    "agent": ("◈", "Agent"),
+    "web_search": ("⊕", "Web search"),
+    "file_search": ("▤", "File search"),
+    "code_interpreter": ("\u276f", "Code"),  # a shell-prompt chevron
+    "image_generation": ("✦", "Image"),
+    "tool_search": ("⚲", "Tool search"),
+}
+#: The text of a card's link per kind: which view the window opens for it.
+_LINKS = {
+    "shell": "Terminal",
+    "local_shell": "Terminal",
+    "apply_patch": "Diff",
+    "computer": "Browser",
+    "codex": "Details",
+}
+_ARROW = "\u203a"
+_STATUS = {
+    "running": "● running",
+    "completed": "✓ done",
+    "failed": "✗ failed",
+    "rejected": "⊘ rejected",
+    "waiting-approval": "◆ waiting for approval",
+}
+_MONO_KINDS = {"shell", "local_shell", "apply_patch", "codex", "code_interpreter"}
+_FINAL = {"completed", "failed", "rejected"}  # statuses after which a sub-conversation folds
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+class _ElidedLabel(QLabel):
+    """A one-line label that elides its text to the width it gets (full text in tooltip)."""
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__()
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.full_text = ""
+        self.set_full_text(text)
+
+    def set_full_text(self, text: str) -> None:
+        self.full_text = text
+        self.setToolTip(text if len(text) > 40 else "")
+        self._elide()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        line = self.full_text.replace("\n", " ⏎ ")
+        width = max(10, self.width())
+        self.setText(QFontMetrics(self.font()).elidedText(line, Qt.TextElideMode.ElideRight, width))
+
+
+class _ToolCard(QFrame):
+    """One tool call: kind icon, title, status pill, duration, detail/summary, view link.
+
+    The class keeps its underscore name because Qt style sheets select widgets by class name
+    and ``resources/styles/dark.qss`` styles ``_ToolCard``; import it as :data:`ToolCard`.
+
+    Args:
+        call_id: the tool call's id (emitted by :attr:`activated`).
+        kind: ``shell``, ``apply_patch``, ``computer``, ``codex``, ``web_search``…; unknown
+            kinds get a generic icon and their own name as label.
+    """
+
+    #: The card's view link was clicked: (call id, kind).
+    activated = Signal(str, str)
+
+    def __init__(self, call_id: str, kind: str) -> None:
+        super().__init__()
+        self.call_id = call_id
+        self.kind = kind
+        glyph, label = _KINDS.get(kind, ("•", kind or "tool"))
+        self.icon = QLabel(glyph)
+        self.icon.setObjectName("cardIcon")
+        self.icon.setProperty("kind", kind)
+        self.icon.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.kind_label = QLabel(label)
+        self.kind_label.setObjectName("cardKind")
+        self.title = _ElidedLabel()
+        self.title.setObjectName("cardTitle")
+        if kind in _MONO_KINDS:
+            self.title.setFont(mono_font())
+        self.status = QLabel()
+        self.status.setObjectName("cardStatus")
+        self.status.setFixedHeight(22)
+        self.link = QToolButton()
+        self.link.setObjectName("cardLink")
+        self.link.setText(f"{_LINKS.get(kind, '')} {_ARROW}")
+        self.link.setVisible(kind in _LINKS)
+        self.link.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.link.setToolTip(f"Show this call in the {_LINKS.get(kind, '')} view")
+        self.link.clicked.connect(self._activate)
+        self.detail = _ElidedLabel()
+        self.detail.setObjectName("cardDetail")
+        self.summary = QLabel()
+        self.summary.setObjectName("cardSummary")
+        self.summary.setWordWrap(True)
+        self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        top = QHBoxLayout()
+        top.setSpacing(8)
+        top.addWidget(self.icon)
+        top.addWidget(self.kind_label)
+        top.addWidget(self.title, 1)
+        top.addWidget(self.status)
+        top.addWidget(self.link)
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(10, 7, 10, 7)
+        self._layout.setSpacing(3)
+        self._layout.addLayout(top)
+        self._text_box = QVBoxLayout()
+        self._text_box.setContentsMargins(30, 0, 0, 0)
+        self._text_box.setSpacing(1)
+        self._text_box.addWidget(self.detail)
+        self._text_box.addWidget(self.summary)
+        self._layout.addLayout(self._text_box)
+        self.status_name = ""
+        self.duration_ms: int | None = None
+        # The body and the sub-conversation are made on first use (most cards have neither).
+        self.body: CardBodyView | None = None
+        self.body_toggle: QToolButton | None = None
+        self._body_words = "details"
+        self._body_chosen = False  # the user toggled the body: keep their choice
+        self.sub_toggle: QToolButton | None = None
+        self.sub_box: QFrame | None = None
+        self._sub_layout: QVBoxLayout | None = None
+        self._sub_entries: list[QWidget] = []
+        self._sub_chosen = False  # the user toggled the sub-conversation: keep their choice
+
+    def _activate(self) -> None:
+        self.activated.emit(self.call_id, self.kind)
+
+    def set_content(self, title: str, detail: str) -> None:
+        self.title.set_full_text(title)
+        self.detail.set_full_text(detail)
+        set_shown(self.detail, bool(detail))
+
+    def set_status(self, status: str, duration_ms: int | None, summary: str) -> None:
+        self.status_name = status
+        self.duration_ms = duration_ms
+        text = _STATUS.get(status, status)
+        if duration_ms is not None:
+            text += f" · {human_ms(duration_ms)}"
+        self.status.setText(text)
+        self.summary.setText(summary)
+        set_shown(self.summary, bool(summary))
+        for widget in (self, self.status):
+            widget.setProperty("status", status)
+            widget.style().unpolish(widget)
+            widget.style().polish(widget)
+        if self.sub_box is not None and not self._sub_chosen:
+            self._set_sub_expanded(status not in _FINAL)
+
+    # -- body ------------------------------------------------------------------------------
+
+    def set_body(self, body: CardBody) -> None:
+        """Show ``body`` under the head (replacing the previous one), behind a toggle."""
+        if self.body is None or self.body_toggle is None:
+            if body.is_empty():
+                return
+            self.body_toggle = QToolButton()
+            self.body_toggle.setObjectName("bodyToggle")
+            self.body_toggle.setCursor(Qt.CursorShape.PointingHandCursor)
+            self.body_toggle.setToolTip("Show or hide the details of this call")
+            self.body_toggle.clicked.connect(self.toggle_body)
+            self.body = CardBodyView()
+            self.body.hide()
+            self._text_box.addWidget(self.body_toggle, 0, Qt.AlignmentFlag.AlignLeft)
+            self._text_box.addWidget(self.body)
+        if body.is_empty():
+            set_shown(self.body_toggle, False)
+            set_shown(self.body, False)
+            return
+        self.body.set_body(body)
+        if body.links and not (body.hits or body.code or body.output or body.images):
+            self._body_words = _plural(len(body.links), "source")
+        elif body.hits and not (body.code or body.output or body.images):
+            self._body_words = _plural(len(body.hits), "result")
+        elif body.lines and not (body.code or body.output or body.images or body.links):
+            self._body_words = _plural(len(body.lines), "tool")
+        else:
+            self._body_words = "details"
+        set_shown(self.body_toggle, True)
+        opened = not self.body.isHidden() if self._body_chosen else body.expanded
+        self._set_body_expanded(opened)
+
+    def toggle_body(self) -> None:
+        """Show or hide the body (what its toggle button does); the choice then sticks."""
+        if self.body is None:
+            return
+        self._body_chosen = True
+        self._set_body_expanded(self.body.isHidden())
+
+    def _set_body_expanded(self, expanded: bool) -> None:
+        if self.body is None or self.body_toggle is None:
+            return
+        set_shown(self.body, expanded)
+        self.body_toggle.setText(f"{'▾' if expanded else '▸'} {self._body_words}")
+
+    def is_body_visible(self) -> bool:
+        """Whether the body is expanded (and not empty)."""
+        return self.body is not None and not self.body.isHidden()
+
+    def body_text(self) -> str:
+        """The plain text of the body's content (shown or folded), link URLs included."""
+        if self.body is None or self.body_toggle is None or self.body_toggle.isHidden():
+            return ""
+        return self.body.text()
+
+    def image_count(self) -> int:
+        """How many images the body holds as pixmaps (undecodable ones excluded)."""
+        return 0 if self.body is None else self.body.image_count()
+
+    # -- sub-conversation (an agent run as a tool) -----------------------------------------
+
+    def sub_container(self) -> QFrame:
+        """The box holding the nested entries (made, expanded while running, on first use)."""
+        if self.sub_box is None:
+            self.sub_toggle = QToolButton()
+            self.sub_toggle.setObjectName("subToggle")
+            self.sub_toggle.setCursor(Qt.CursorShape.PointingHandCursor)
+            self.sub_toggle.setToolTip("Show or hide this run's conversation")
+            self.sub_toggle.clicked.connect(self.toggle_sub)
+            self.sub_box = QFrame()
+            self.sub_box.setObjectName("subConversation")
+            self._sub_layout = QVBoxLayout(self.sub_box)
+            self._sub_layout.setContentsMargins(10, 4, 0, 2)
+            self._sub_layout.setSpacing(8)
+            self._layout.addWidget(self.sub_toggle, 0, Qt.AlignmentFlag.AlignLeft)
+            self._layout.addWidget(self.sub_box)
+            self._set_sub_expanded(self.status_name not in _FINAL)
+        return self.sub_box
+
+    def add_sub_entry(self, widget: QWidget) -> None:
+        """Append ``widget`` to the sub-conversation."""
+        self.sub_container()
+        assert self._sub_layout is not None
+        self._sub_entries.append(widget)
+        self._sub_layout.addWidget(widget)
+        widget.show()
+        self._update_sub_toggle()
+
+    def sub_entries(self) -> list[QWidget]:
+        """The nested entries, oldest first."""
+        return list(self._sub_entries)
+
+    def is_sub_expanded(self) -> bool:
+        """Whether the sub-conversation is shown."""
+        return self.sub_box is not None and not self.sub_box.isHidden()
+
+    def toggle_sub(self) -> None:
+        """Show or hide the sub-conversation (what its toggle does); the choice then sticks."""
+        if self.sub_box is None:
+            return
+        self._sub_chosen = True
+        self._set_sub_expanded(self.sub_box.isHidden())
+
+    def _set_sub_expanded(self, expanded: bool) -> None:
+        if self.sub_box is not None:
+            set_shown(self.sub_box, expanded)
+            self._update_sub_toggle()
+
+    def _update_sub_toggle(self) -> None:
+        if self.sub_toggle is not None:
+            arrow = "▾" if self.is_sub_expanded() else "▸"
+            count = len(self._sub_entries)
+            self.sub_toggle.setText(
+                f"{arrow} Conversation · {count} entr{'ies' if count != 1 else 'y'}"
+            )
+
+
+#: The public name of the tool card class.
+ToolCard = _ToolCard
