@@ -380,16 +380,26 @@ def _drive_screenshots(session: _Session, path: Path, closed: asyncio.Future[Non
 
             def finish() -> None:
                 window.tabs.setCurrentIndex(1)
-                QTimer.singleShot(
-                    800,
-                    lambda: (
-                        window.grab().save(str(path)),
-                        closed.done() or closed.set_result(None),
-                    ),
-                )
+                QTimer.singleShot(800, final)
+
+            def final() -> None:
+                window.grab().save(str(path))
+                if agent_cards:  # and a sub-agent's run, opened where it sits
+                    window.conversation.reveal(agent_cards[0])
+                    QTimer.singleShot(400, nested)
+                else:
+                    closed.done() or closed.set_result(None)
+
+            def nested() -> None:
+                window.grab().save(str(path.with_name(path.stem + "-subagent" + path.suffix)))
+                closed.done() or closed.set_result(None)
 
             QTimer.singleShot(800, finish)
 
+    agent_cards: list[str] = []
+    controller.toolStarted.connect(
+        lambda call_id, kind, *_: kind == "agent" and agent_cards.append(call_id)
+    )
     controller.proposalSubmitted.connect(on_proposal)
     controller.approvalRequested.connect(on_approval)
     controller.runningChanged.connect(on_running)

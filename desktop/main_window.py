@@ -88,7 +88,7 @@ class MainWindow(QMainWindow):
         split.addWidget(self.tabs)
         split.setStretchFactor(1, 3)
         split.setStretchFactor(2, 4)
-        split.setSizes([200, 560, 680])
+        split.setSizes([190, 470, 780])
 
         root = QWidget()
         layout = QVBoxLayout(root)

@@ -18,6 +18,7 @@ QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1440x900x24 -nolisten tcp" \
 echo "demo: saved $shots/tandem-demo-review.png (patch review) and $shots/tandem-demo.png (finished run)"
 QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1440x900x24 -nolisten tcp" \
     .venv/bin/tandem demo --scenario research --screenshot "$shots/tandem-research.png" 2> >(grep -v -e propagateSizeHints -e "unexpected operator" >&2)
-echo "demo: saved $shots/tandem-research-review.png (MCP approval) and $shots/tandem-research.png (hosted activity, sources)"
+echo "demo: saved $shots/tandem-research-review.png (MCP approval), $shots/tandem-research.png (hosted activity, sources)"
+echo "      and $shots/tandem-research-subagent.png (the Explorer sub-agent's run)"
 echo
 exec .venv/bin/tandem demo --headless

@@ -384,6 +384,21 @@ class ConversationView(QWidget):
         bar = self._scroll.verticalScrollBar()
         bar.setValue(bar.maximum())
 
+    def reveal(self, call_id: str) -> None:
+        """Scroll card ``call_id`` into view with its sub-conversation open (the view stops
+        following the end); unknown ids are ignored."""
+        card = self._cards.get(call_id)
+        if card is None:
+            return
+        if card.sub_entries() and not card.is_sub_expanded():
+            card.toggle_sub()
+        self.settle()
+        self._following = False
+        self._scroll.ensureWidgetVisible(card, 0, 8)
+        bar = self._scroll.verticalScrollBar()
+        top = card.mapTo(self._container, card.rect().topLeft()).y()
+        bar.setValue(min(bar.maximum(), max(0, top - 8)))
+
     # -- queries ---------------------------------------------------------------------------
 
     def entry_count(self) -> int:

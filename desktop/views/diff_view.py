@@ -780,7 +780,7 @@ class DiffView(QWidget):
         self._message.setMinimumWidth(160)
         # the progress line may shrink (full text in its tooltip): the window's default split
         # then leaves the conversation its share instead of the diff's minimum width
-        self._progress.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._progress.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self._progress.setMinimumWidth(80)
 
         right = _vbox(
@@ -1189,10 +1189,12 @@ class DiffView(QWidget):
         accepted = sum(d.accepted for d in decisions)
         rejected = sum(d.rejected for d in decisions)
         self._progress.setText(
-            f"{accepted + rejected} of {total} hunks reviewed · {accepted} accepted · "
+            f"{accepted + rejected}/{total} reviewed · ✓ {accepted} · ✗ {rejected}"
+        )
+        self._progress.setToolTip(
+            f"{accepted + rejected} of {total} hunks reviewed: {accepted} accepted, "
             f"{rejected} rejected"
         )
-        self._progress.setToolTip(self._progress.text())
         self._apply_btn.setEnabled(file is not None and file.proposal_id is not None)
         self._file_list.viewport().update()
 

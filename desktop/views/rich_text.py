@@ -11,7 +11,9 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QFontMetrics,
     QPalette,
+    QResizeEvent,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
@@ -27,6 +29,7 @@ from desktop.activity import Link
 __all__ = [
     "DIM_COLOR",
     "LINK_COLOR",
+    "ElidedLabel",
     "TextBlock",
     "link_label",
     "links_html",
@@ -195,3 +198,55 @@ class TextBlock(QTextBrowser):
 
     def sizeHint(self) -> QSize:
         return QSize(200, self.height())
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that elides its text to the width it gets (full text in its tooltip).
+
+    Args:
+        text: the full text (newlines are shown as ``⏎``).
+        mode: where the ellipsis goes (``ElideMiddle`` suits paths).
+        natural_width: ask for the full text's width and shrink only when space runs out
+            (default: take whatever width the layout gives).
+    """
+
+    def __init__(
+        self,
+        text: str = "",
+        *,
+        mode: Qt.TextElideMode = Qt.TextElideMode.ElideRight,
+        natural_width: bool = False,
+    ) -> None:
+        super().__init__()
+        self._mode = mode
+        self._natural = natural_width
+        policy = QSizePolicy.Policy.Preferred if natural_width else QSizePolicy.Policy.Ignored
+        self.setSizePolicy(policy, QSizePolicy.Policy.Preferred)
+        self.full_text = ""
+        self.set_full_text(text)
+
+    def set_full_text(self, text: str) -> None:
+        """Show ``text``, elided to the current width."""
+        self.full_text = text
+        self.setToolTip(text if len(text) > 40 else "")
+        self._elide()
+        self.updateGeometry()
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        if self._natural:
+            line = self.full_text.replace("\n", " ⏎ ")
+            hint.setWidth(QFontMetrics(self.font()).horizontalAdvance(line) + 4)
+        return hint
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(40, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        line = self.full_text.replace("\n", " ⏎ ")
+        width = max(10, self.width())
+        self.setText(QFontMetrics(self.font()).elidedText(line, self._mode, width))

@@ -41,6 +41,7 @@ from desktop.views.terminal_model import (
     omitted_marker,
 )
 
+from .rich_text import ElidedLabel
 from .units import human_ms
 
 __all__ = ["TerminalView"]
@@ -226,7 +227,7 @@ class _BlockWidget(QFrame):
         top.addWidget(prompt, 0, Qt.AlignmentFlag.AlignTop)
         top.addWidget(self.command_label, 1)
 
-        cwd = QLabel(block.cwd)
+        cwd = ElidedLabel(block.cwd, mode=Qt.TextElideMode.ElideMiddle, natural_width=True)
         cwd.setObjectName("cwd")
         cwd.setFont(mono)
         meta = QHBoxLayout()

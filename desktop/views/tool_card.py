@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -17,7 +16,7 @@ from PySide6.QtWidgets import (
 from desktop.activity import CardBody
 
 from .card_body import CardBodyView
-from .rich_text import mono_font, set_shown
+from .rich_text import ElidedLabel, mono_font, set_shown
 from .units import human_ms
 
 __all__ = ["ToolCard"]
@@ -63,30 +62,6 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'s' if count != 1 else ''}"
 
 
-class _ElidedLabel(QLabel):
-    """A one-line label that elides its text to the width it gets (full text in tooltip)."""
-
-    def __init__(self, text: str = "") -> None:
-        super().__init__()
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.full_text = ""
-        self.set_full_text(text)
-
-    def set_full_text(self, text: str) -> None:
-        self.full_text = text
-        self.setToolTip(text if len(text) > 40 else "")
-        self._elide()
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._elide()
-
-    def _elide(self) -> None:
-        line = self.full_text.replace("\n", " ⏎ ")
-        width = max(10, self.width())
-        self.setText(QFontMetrics(self.font()).elidedText(line, Qt.TextElideMode.ElideRight, width))
-
-
 class _ToolCard(QFrame):
     """One tool call: kind icon, title, status pill, duration, detail/summary, view link.
 
@@ -113,7 +88,7 @@ class _ToolCard(QFrame):
         self.icon.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.kind_label = QLabel(label)
         self.kind_label.setObjectName("cardKind")
-        self.title = _ElidedLabel()
+        self.title = ElidedLabel()
         self.title.setObjectName("cardTitle")
         if kind in _MONO_KINDS:
             self.title.setFont(mono_font())
@@ -127,7 +102,7 @@ class _ToolCard(QFrame):
         self.link.setCursor(Qt.CursorShape.PointingHandCursor)
         self.link.setToolTip(f"Show this call in the {_LINKS.get(kind, '')} view")
         self.link.clicked.connect(self._activate)
-        self.detail = _ElidedLabel()
+        self.detail = ElidedLabel()
         self.detail.setObjectName("cardDetail")
         self.summary = QLabel()
         self.summary.setObjectName("cardSummary")

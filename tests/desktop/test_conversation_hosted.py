@@ -347,3 +347,25 @@ def test_clear_forgets_nested_entries_and_adoptions(view) -> None:
     view.add_tool_card("a", "agent", "again", "")
     view.add_reasoning("pending", "top level now")  # the old adoption was forgotten
     assert view.entry_count() == 2
+
+
+def test_reveal_opens_a_folded_sub_conversation_and_scrolls_to_it(view, qtbot) -> None:
+    view.add_tool_card("agent_1", "agent", "Where is rounding done?", "Explorer")
+    view.adopt("msg_in", "agent_1")
+    view.finish_assistant_message("msg_in", "In `src/money.py`.")
+    for index in range(60):  # enough entries below to scroll the card out of view
+        view.add_notice(f"later entry {index}", "info")
+    view.update_tool_card("agent_1", "completed", 900, "In src/money.py.")
+    view.settle()
+    bar = view._scroll.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    view.scroll_to_end()
+    card = view.tool_card("agent_1")
+    assert not card.is_sub_expanded()
+    assert bar.value() > 0 and card.visibleRegion().isEmpty()
+
+    view.reveal("agent_1")
+    assert card.is_sub_expanded()
+    assert not view.is_following()
+    qtbot.waitUntil(lambda: card.visibleRegion().boundingRect().height() == card.height())
+    view.reveal("no_such_card")  # ignored
