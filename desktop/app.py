@@ -18,14 +18,10 @@ from PySide6.QtWidgets import QApplication
 import harnesses.codex
 from core import (
     Agent,
-    CodeInterpreterTool,
     ComputerTool,
-    HostedMCPTool,
-    ImageGenerationTool,
     OpenAIProvider,
     RunConfig,
     UserError,
-    WebSearchTool,
 )
 from core.policy import RuleStore
 from core.settings import Settings, load_settings
@@ -36,6 +32,7 @@ from harnesses.sessions.journal import default_journal_path
 from harnesses.workspace import Workspace
 from resources import read_text
 
+from .agent_tools import hosted_tools
 from .browser_session import BrowserSession
 from .controller import Controller
 from .delegates import codex_delegate
@@ -104,28 +101,6 @@ class _CodexRelay:
 def _agent_factory(
     settings: Settings, relay: _CodexRelay, computer: GatedComputer | None = None
 ) -> Any:
-    def hosted() -> list[Any]:
-        """The OpenAI-hosted tools the settings turn on (MCP approvals interrupt the run)."""
-        tools: list[Any] = []
-        if settings.web_search:
-            tools.append(WebSearchTool())
-        if settings.code_interpreter:
-            config = {"type": "code_interpreter", "container": {"type": "auto"}}
-            tools.append(CodeInterpreterTool(tool_config=config))
-        if settings.image_generation:
-            tools.append(ImageGenerationTool(tool_config={"type": "image_generation"}))
-        for s in settings.mcp_servers:
-            mcp: dict[str, Any] = {
-                "type": "mcp",
-                "server_label": s.label,
-                "server_url": s.url,
-                "require_approval": s.require_approval,
-            }
-            if s.allowed_tools:
-                mcp["allowed_tools"] = list(s.allowed_tools)
-            tools.append(HostedMCPTool(tool_config=mcp))
-        return tools
-
     def build(workspace: Workspace) -> Agent[Any]:
         tools: list[Any] = workspace.tools()
         if computer is not None:
@@ -133,7 +108,7 @@ def _agent_factory(
         codex = codex_delegate(workspace, codex_path=settings.codex_path, on_stream=relay)
         if codex is not None:
             tools.append(codex)
-        tools += hosted()
+        tools += hosted_tools(settings)
         if settings.explorer:
             tools.append(explorer_tool(workspace, model=settings.model))
         return Agent(

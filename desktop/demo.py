@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import io
 import json
 import shutil
 import subprocess
@@ -37,19 +36,11 @@ from core import (
     function_tool,
     tool_namespace,
 )
-from core.items import ItemHelpers
 from core.tools.agent_tool import AgentTool
 from harnesses.workspace import Workspace
 from resources import read_text, resource
 
-from .activity import (
-    HOSTED_CALL_TYPES,
-    citations,
-    hosted_card,
-    hosted_result,
-    mcp_list_tools_result,
-    tool_search_result,
-)
+from .transcript_text import nested_printer, print_item
 
 __all__ = [
     "SCENARIOS",
@@ -232,13 +223,13 @@ async def run_headless_demo(out: TextIO = sys.stdout, *, scenario: str = "fix") 
         print(f"\n> {task}\n", file=out)
         for tool in agent.tools:  # show the sub-agents' work, indented under their call
             if isinstance(tool, AgentTool):
-                tool.add_stream_listener(_nested_printer(out))
+                tool.add_stream_listener(nested_printer(out))
         run_input: Any = task
         while True:
             result = Runner.run_streamed(agent, run_input, hooks=workspace.hooks())
             async for event in result.stream_events():
                 if isinstance(event, RunItemStreamEvent):
-                    _print_item(event, out)
+                    print_item(event, out, indent="  ", patches=True)
             if not result.interruptions:
                 break
             run_input = result.to_state()
@@ -262,63 +253,3 @@ async def run_headless_demo(out: TextIO = sys.stdout, *, scenario: str = "fix") 
         return 0 if result.final_output and green else 1
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-
-
-def _nested_printer(out: TextIO) -> Any:
-    """An agent-tool stream listener printing the sub-agent's items indented under its call."""
-
-    def show(payload: Any) -> None:
-        if isinstance(payload["event"], RunItemStreamEvent):
-            buffer = io.StringIO()
-            _print_item(payload["event"], buffer)
-            for line in buffer.getvalue().strip("\n").splitlines():
-                print(f"    {payload['agent'].name} │ {line.strip()}", file=out)
-
-    return show
-
-
-def _print_item(event: RunItemStreamEvent, out: TextIO) -> None:
-    raw = event.item.raw_item
-    if event.name == "reasoning_item_created":
-        summary = " ".join(s.get("text", "") for s in raw.get("summary", []))
-        print(f"  (thinking) {summary}", file=out)
-    elif event.name == "tool_called":
-        kind = raw.get("type")
-        if kind == "shell_call":
-            for command in raw.get("action", {}).get("commands", []):
-                print(f"  $ {command}", file=out)
-        elif kind == "apply_patch_call":
-            op = raw.get("operation", {})
-            print(f"  apply_patch {op.get('type')} {op.get('path')}", file=out)
-            for line in str(op.get("diff", "")).splitlines():
-                print(f"     {line}", file=out)
-        elif kind in HOSTED_CALL_TYPES:
-            card, done = hosted_card(raw), hosted_result(raw)
-            print(f"  [{card.kind}] {card.title} -> {done.summary}", file=out)
-            for link in done.body.links if done.body else []:
-                print(f"     | {link.title}: {link.url}", file=out)
-        else:
-            print(f"  -> {raw.get('name')}({raw.get('arguments')})", file=out)
-    elif event.name == "tool_output":
-        if raw.get("type") == "shell_call_output":
-            for entry in raw.get("output", []):
-                text = entry.get("stdout", "") + entry.get("stderr", "")
-                for line in text.splitlines():
-                    print(f"     | {line}", file=out)
-                outcome = entry.get("outcome", {})
-                if outcome.get("type") == "timeout" or outcome.get("exit_code"):
-                    print(
-                        f"     | ({outcome.get('type')} {outcome.get('exit_code', '')})".rstrip(),
-                        file=out,
-                    )
-            return
-        for line in str(getattr(event.item, "output", "")).splitlines():
-            print(f"     | {line}", file=out)
-    elif event.name == "mcp_list_tools":
-        print(f"  [mcp] {raw.get('server_label')}: {mcp_list_tools_result(raw).summary}", file=out)
-    elif event.name == "tool_search_output_created":
-        print(f"  [tool_search] {tool_search_result(raw).summary}", file=out)
-    elif event.name == "message_output_created":
-        print("\n" + (ItemHelpers.extract_last_text(raw) or ""), file=out)
-        for number, link in enumerate(citations(raw), start=1):
-            print(f"  [{number}] {link.title} {link.url}".rstrip(), file=out)

@@ -26,13 +26,16 @@ from core import (
     ScriptedModel,
     UserError,
 )
-from core.items import ItemHelpers
 from core.policy import suggest_rule
+from core.settings import Settings, load_settings
 from harnesses.editor import ReviewOutcome
 from harnesses.workspace import Workspace
 from resources import read_text
 
+from .agent_tools import hosted_tools
 from .delegates import codex_delegate
+from .subagents import explorer_tool
+from .transcript_text import nested_printer, print_item
 from .views.ansi import strip_ansi
 
 __all__ = ["HeadlessOptions", "run_headless"]
@@ -65,6 +68,15 @@ class HeadlessOptions:
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
 
 
+def _settings(out: TextIO) -> Settings:
+    """The user's settings (hosted tools, MCP servers, Explorer); defaults when unreadable."""
+    try:
+        return load_settings()
+    except UserError as exc:
+        print(f"tandem run: settings not loaded ({exc}); using the defaults", file=out)
+        return Settings()
+
+
 def _model(options: HeadlessOptions) -> tuple[Any, ModelProvider | None]:
     if options.model and options.model.startswith("scripted:"):
         return ScriptedModel(options.model.removeprefix("scripted:")), None
@@ -89,10 +101,16 @@ async def run_headless(
     )
     try:
         model, provider = _model(options)
+        settings = _settings(out)
         tools: list[Any] = workspace.tools()
         codex = codex_delegate(workspace, on_stream=lambda event: _print_codex(event, out))
         if codex is not None and not isinstance(model, ScriptedModel):
             tools.append(codex)
+        tools += hosted_tools(settings)
+        if settings.explorer and not isinstance(model, ScriptedModel):
+            explorer = explorer_tool(workspace, model=model)
+            explorer.add_stream_listener(nested_printer(out))
+            tools.append(explorer)
         agent = Agent(
             name="Tandem",
             instructions=read_text("prompts", "default_instructions.md"),
@@ -119,7 +137,7 @@ async def run_headless(
             )
             async for event in result.stream_events():
                 if isinstance(event, RunItemStreamEvent):
-                    _print(event, out)
+                    print_item(event, out)
             if not result.interruptions:
                 break
             state = result.to_state()
@@ -229,30 +247,3 @@ def _line(text: str) -> str:
     """Command output made safe for a terminal: escape sequences removed, ends with a newline."""
     clean = strip_ansi(text)
     return clean if not clean or clean.endswith("\n") else clean + "\n"
-
-
-def _print(event: RunItemStreamEvent, out: TextIO) -> None:
-    raw = event.item.raw_item
-    if event.name == "tool_called":
-        kind = raw.get("type")
-        if kind == "shell_call":
-            for command in raw.get("action", {}).get("commands", []):
-                print(f"$ {command}", file=out)
-        elif kind == "apply_patch_call":
-            op = raw.get("operation", {})
-            print(f"apply_patch {op.get('type')} {op.get('path')}", file=out)
-        else:
-            print(f"-> {raw.get('name') or kind}({raw.get('arguments', '')})", file=out)
-    elif event.name == "tool_output":
-        if raw.get("type") == "shell_call_output":
-            for entry in raw.get("output", []):
-                out.write(_line(entry.get("stdout", "")) + _line(entry.get("stderr", "")))
-                outcome = entry.get("outcome", {})
-                if outcome.get("type") == "timeout":
-                    print("(timed out)", file=out)
-                elif outcome.get("exit_code"):
-                    print(f"(exit {outcome.get('exit_code')})", file=out)
-        else:
-            out.write("  " + _line(str(getattr(event.item, "output", ""))[:2000]))
-    elif event.name == "message_output_created":
-        print("\n" + (ItemHelpers.extract_last_text(raw) or ""), file=out)

@@ -54,3 +54,54 @@ async def test_interactive_approval_runs_the_command(tmp_path):
     )
     assert await run_headless(options, out, ask=lambda _prompt: next(answers)) == 0
     assert not (repo / "data").exists()
+
+
+async def test_settings_add_hosted_tools_and_the_explorer(tmp_path, responses_server, monkeypatch):
+    from core.settings import McpServer, Settings, save_settings
+    from tests.support import items
+
+    save_settings(
+        Settings(
+            web_search=True,
+            mcp_servers=[McpServer(label="wiki", url="https://wiki.example.invalid/mcp")],
+        )
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    repo = _repo(tmp_path)
+    web = items.web_search_call("qt 6.11 release", id="ws_1")
+    web["action"]["sources"] = [{"type": "url", "url": "https://www.qt.io/blog/qt-6.11"}]
+    responses_server.enqueue([web, items.function_call("explore_repository", {"input": "what is in data?"}, "c_x")])
+    responses_server.enqueue([items.shell_call(["ls data"], call_id="c_ls")])  # the Explorer
+    responses_server.enqueue([items.message("data holds keep.txt")])  # the Explorer's answer
+    responses_server.enqueue([items.mcp_approval_request("wiki", "read_page", {"page": "x"}, id="mcpr_1")])
+    responses_server.enqueue([items.message("finished")])
+    out = io.StringIO()
+    options = HeadlessOptions(
+        repo, "look", mode="auto", model="m", base_url=responses_server.base_url, interactive=False
+    )
+    assert await run_headless(options, out) == 0
+    text = out.getvalue()
+    tools = responses_server.requests[0].body["tools"]
+    assert {"type": "web_search", "filters": None, "user_location": None, "search_context_size": "medium"} in tools
+    assert {"type": "mcp", "server_label": "wiki", "server_url": "https://wiki.example.invalid/mcp", "require_approval": "always"} in tools
+    assert "explore_repository" in [t.get("name") for t in tools]
+    assert "[web_search] qt 6.11 release -> 1 source" in text
+    assert "   | qt.io: https://www.qt.io/blog/qt-6.11" in text
+    assert "Explorer │ $ ls data" in text and "Explorer │ | keep.txt" in text
+    assert "[approval] read_page" in text and "rejected (no terminal)" in text
+    rejected = [i for i in responses_server.requests[-1].body["input"] if i.get("type") == "mcp_approval_response"]
+    assert rejected and rejected[0]["approve"] is False
+    assert text.rstrip().endswith("finished")
+
+
+async def test_unreadable_settings_fall_back_to_defaults(tmp_path, monkeypatch):
+    from core.settings import settings_dir
+
+    settings_dir().mkdir(parents=True, exist_ok=True)
+    (settings_dir() / "settings.toml").write_text("web_search = 'maybe'\n")
+    out = io.StringIO()
+    options = HeadlessOptions(
+        _repo(tmp_path), "tidy", mode="auto", model=f"scripted:{_session(tmp_path)}", interactive=False
+    )
+    assert await run_headless(options, out) == 0
+    assert "settings not loaded" in out.getvalue() and "web_search" in out.getvalue()
