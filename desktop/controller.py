@@ -365,11 +365,13 @@ class Controller(QObject):
                 continue
             if decision == "always_allow" and item.raw_item.get("type") == "mcp_approval_request":
                 state.approve(item, always_approve=True)  # this tool of this server, this run
+                self._restart_clock(item.call_id)
                 self.toolUpdated.emit(item.call_id, "running", None, "approved for this run")
                 continue
             if decision == "always_allow":
                 self._always_allow(item)
             state.approve(item)
+            self._restart_clock(item.call_id)
             self.toolUpdated.emit(item.call_id, "running", None, "approved")
 
     def _approval_request(self, item: ToolApprovalItem) -> ApprovalRequest:
@@ -408,6 +410,12 @@ class Controller(QObject):
         return ApprovalRequest(
             item.call_id, "command", f"Call the tool {item.tool_name}", body, reason, None, False
         )
+
+    def _restart_clock(self, call_id: str) -> None:
+        """A card's duration measures the work, not the time it waited for the user."""
+        call = self._calls.get(call_id)
+        if call is not None:
+            call.started = time.monotonic()
 
     def _always_allow(self, item: ToolApprovalItem) -> None:
         commands = item.raw_item.get("action", {}).get("commands", [])
@@ -642,6 +650,8 @@ class Controller(QObject):
                 )
             self._spawn(self._show_proposal(proposal))
         else:
+            if self._patch_call_id:
+                self._restart_clock(self._patch_call_id)
             self.proposalClosed.emit(proposal.id)
 
     async def _show_proposal(self, proposal: Proposal) -> None:

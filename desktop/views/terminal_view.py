@@ -69,8 +69,10 @@ _ANSI16 = (
 )
 _FG = "#c9d1d9"
 _BG = "#0f1115"
-_STDERR_FG = "#f2a7a2"
-_STDERR_BG = "#2a1517"
+# stderr is told apart, not alarming: many tools (unittest, git, pip) report progress and
+# success there; failures are shown by the exit status
+_STDERR_FG = "#d9cbb0"
+_STDERR_BG = "#1a1814"
 _MATCH_BG = "#6b5617"
 _CURRENT_BG = "#f0a020"
 _STYLE = """

@@ -283,3 +283,20 @@ async def test_journal_replay_restores_nesting_and_bodies(responses_server, mode
     await again.shutdown()
     journal.close()
     assert json.dumps(started)  # plain values only
+
+
+async def test_a_cards_duration_leaves_out_the_approval_wait(responses_server, model, tmp_path, qtbot):
+    workspace = Workspace(tmp_path, mode="ask", data_dir=tmp_path / ".data")
+    controller = Controller(workspace, lambda ws: Agent(name="a", model=model, tools=ws.tools()))
+    updated, approvals = _record(controller.toolUpdated), _record(controller.approvalRequested)
+    responses_server.enqueue([items.shell_call(["touch made.txt"], call_id="s1")])
+    responses_server.enqueue([items.message("made")])
+    controller.submit("make a file")
+    await _until(lambda: approvals)
+    await asyncio.sleep(1.5)  # the user takes their time
+    controller.decide("s1", "allow_once", "")
+    await _until(lambda: not controller.is_running)
+    await controller.shutdown()
+    assert (tmp_path / "made.txt").exists()
+    (final,) = [u for u in updated if u[0] == "s1" and u[1] == "completed"]
+    assert final[2] is not None and final[2] < 1500  # the command's time, not the wait
