@@ -26,6 +26,7 @@ __all__ = [
     "SearchHit",
     "citations",
     "decode_image",
+    "image_format",
     "hosted_card",
     "hosted_result",
     "mcp_list_tools_result",
@@ -252,19 +253,24 @@ def _code_interpreter(raw: dict[str, Any], failed: bool) -> CardResult:
     )
     body = CardBody(
         links=links,
-        code=_clip(str(raw.get("code") or ""), _TEXT_LIMIT),
-        output=_clip(text, _TEXT_LIMIT),
+        code=_clip_output(str(raw.get("code") or "")),
+        output=_clip_output(text),
         expanded=True,
     )
     return CardResult("failed" if failed else "completed", summary, body)
 
 
 def _image_generation(raw: dict[str, Any], failed: bool) -> CardResult:
-    image = decode_image(raw.get("result"))
-    if failed or image is None:
-        return CardResult(
-            "failed", "no image returned" if not failed else "image generation failed"
-        )
+    result = raw.get("result")
+    if failed:
+        return CardResult("failed", "image generation failed")
+    if not result:
+        return CardResult("failed", "no image returned")
+    image = decode_image(result)
+    if image is None:
+        return CardResult("failed", "the result is not base64 image data")
+    if image_format(image) is None:
+        return CardResult("failed", f"the result is not an image ({len(image)} bytes)")
     size = _image_size(image)
     summary = f"{size[0]} x {size[1]} image" if size else f"image, {len(image) // 1024} KiB"
     return CardResult("completed", summary, CardBody(images=[image], expanded=True))
@@ -275,21 +281,21 @@ def _mcp_call(raw: dict[str, Any], failed: bool) -> CardResult:
     output = raw.get("output")
     text = _text(error if error else output)
     failed = failed or bool(error)
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    summary = (
-        ("error: " if error else "") + _clip(first, 160)
-        if first
-        else ("failed" if failed else "no output")
-    )
-    return CardResult(
-        "failed" if failed else "completed", summary, CardBody(output=_clip(text, _TEXT_LIMIT))
-    )
+    first = _error_message(error) if error else ""
+    first = first or next((line for line in text.splitlines() if line.strip()), "")
+    if first:
+        summary = ("error: " if error else "") + _clip(first, 160)
+    else:
+        summary = "failed" if failed else "no output"
+    status = "failed" if failed else "completed"
+    return CardResult(status, summary, CardBody(output=_clip_output(text)))
 
 
 def mcp_list_tools_result(raw: dict[str, Any]) -> CardResult:
     """The end of an ``mcp_list_tools`` card: the tools the server offers (or its error)."""
     if raw.get("error"):
-        return CardResult("failed", _clip(_text(raw["error"]), 160))
+        message = _error_message(raw["error"]) or _text(raw["error"])
+        return CardResult("failed", _clip(message, 160))
     tools = [t for t in raw.get("tools") or [] if isinstance(t, dict)]
     lines = [
         f"{t.get('name', '?')} — {_clip(' '.join(str(t['description']).split()), 120)}"
@@ -363,6 +369,37 @@ def decode_image(data: Any) -> bytes | None:
         return base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         return None
+
+
+def image_format(data: bytes) -> str | None:
+    """``"png"``, ``"jpeg"``, ``"webp"`` or ``"gif"`` from the leading bytes, else ``None``."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        return "png"
+    if data[:3] == b"\xff\xd8\xff":
+        return "jpeg"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "gif"
+    return None
+
+
+def _error_message(error: Any) -> str:
+    """The human part of an error: the string, or an object's ``message`` (and ``code``)."""
+    if isinstance(error, str):
+        return error.strip()
+    if isinstance(error, dict):
+        message = str(error.get("message") or error.get("error") or "").strip()
+        code = error.get("code")
+        return f"{message} (code {code})" if message and code is not None else message
+    return ""
+
+
+def _clip_output(text: str) -> str:
+    """Output kept for display: at most ``_TEXT_LIMIT`` characters, with a note of the cut."""
+    if len(text) <= _TEXT_LIMIT:
+        return text
+    return f"{text[:_TEXT_LIMIT]}\n… ({_TEXT_LIMIT:,} of {len(text):,} characters shown)"
 
 
 def _image_size(image: bytes) -> tuple[int, int] | None:

@@ -300,6 +300,14 @@ def run_app(options: AppOptions) -> int:
 
 
 def _prewarm_lexers() -> None:
+    """Off the GUI thread, right after the window shows: load what the first run and the
+    first diff need (importing ``openai`` takes 1 to 2 s here; done lazily on the GUI thread
+    it froze the window at the first Send)."""
+    import openai.types.responses  # noqa: F401
+    from openai import _models  # noqa: F401
+
+    import core.models.openai_responses  # noqa: F401
+
     from .views.diff_highlight import lexer_for_path
 
     for name in (
@@ -361,6 +369,8 @@ def _drive_screenshots(session: _Session, path: Path, closed: asyncio.Future[Non
                 window.grab().save(str(path))
                 if agent_cards:  # and a sub-agent's run, opened where it sits
                     window.conversation.reveal(agent_cards[0])
+                    if search_cards:  # with the web search just before it
+                        window.conversation.reveal(search_cards[0])
                     QTimer.singleShot(400, nested)
                 else:
                     closed.done() or closed.set_result(None)
@@ -372,9 +382,12 @@ def _drive_screenshots(session: _Session, path: Path, closed: asyncio.Future[Non
             QTimer.singleShot(800, finish)
 
     agent_cards: list[str] = []
-    controller.toolStarted.connect(
-        lambda call_id, kind, *_: kind == "agent" and agent_cards.append(call_id)
-    )
+    search_cards: list[str] = []
+
+    def on_card(call_id: str, kind: str, *_: Any) -> None:
+        {"agent": agent_cards, "web_search": search_cards}.get(kind, []).append(call_id)
+
+    controller.toolStarted.connect(on_card)
     controller.proposalSubmitted.connect(on_proposal)
     controller.approvalRequested.connect(on_approval)
     controller.runningChanged.connect(on_running)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +18,15 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from core import Agent, RawResponsesStreamEvent, RunConfig, RunItemStreamEvent, Runner, RunState
+from core import (
+    Agent,
+    RawResponsesStreamEvent,
+    RunConfig,
+    RunItemStreamEvent,
+    Runner,
+    RunState,
+    UserError,
+)
 from core.items import ItemHelpers, ToolApprovalItem
 from core.policy import RuleStore, suggest_rule
 from core.tools.agent_tool import AgentTool, AgentToolStreamEvent
@@ -41,6 +50,7 @@ from .activity import (
     decode_image,
     hosted_card,
     hosted_result,
+    image_format,
     mcp_list_tools_result,
     tool_search_card,
     tool_search_result,
@@ -383,7 +393,7 @@ class Controller(QObject):
         if raw.get("type") == "shell_call":
             commands = [str(c) for c in raw.get("action", {}).get("commands", [])]
             body = "\n".join(commands)
-            preview = suggest_rule(commands[0]).description if commands else None
+            preview = _rule_preview(commands[0]) if commands else None
             destructive = "destructive" in reason
             return ApprovalRequest(
                 item.call_id, "command", "Run a shell command", body, reason, preview, destructive
@@ -421,7 +431,10 @@ class Controller(QObject):
         commands = item.raw_item.get("action", {}).get("commands", [])
         if not commands:
             return
-        rule = suggest_rule(str(commands[0]))
+        try:
+            rule = suggest_rule(str(commands[0]))
+        except UserError:  # a here-document or a comment: nothing a rule could match
+            return
         if self._rules_store is not None:
             try:
                 rule = self._rules_store.add(rule)
@@ -458,13 +471,16 @@ class Controller(QObject):
             if getattr(item, "type", "") in HOSTED_CALL_TYPES and getattr(item, "id", None):
                 raw = item.model_dump(exclude_none=True)
                 self._start_card(self._hosted_card_id(raw), hosted_card(raw), parent)
+        elif kind == "response.output_item.done" and getattr(data.item, "type", "") == "reasoning":
+            raw = data.item.model_dump(exclude_none=True)  # shown in order, before later items
+            self._show_item("reasoning_item_created", raw, None, parent)
         elif kind == "response.code_interpreter_call_code.delta":
             item_id = str(data.item_id)
             self._code[item_id] = self._code.get(item_id, "") + str(data.delta)
             self.toolBody.emit(item_id, CardBody(code=self._code[item_id], expanded=True))
         elif kind == "response.image_generation_call.partial_image":
             image = decode_image(getattr(data, "partial_image_b64", None))
-            if image is not None:
+            if image is not None and image_format(image) is not None:
                 self.toolBody.emit(str(data.item_id), CardBody(images=[image], expanded=True))
         elif kind == "response.completed" and result is not None:
             usage = result.context_wrapper.usage
@@ -601,6 +617,8 @@ class Controller(QObject):
         call = self._calls.pop(call_id, None)
         duration = int((time.monotonic() - call.started) * 1000) if call else None
         status, summary = "completed", _short(str(output or ""), 160)
+        if call is not None and call.kind == "agent":  # a sub-agent answers in Markdown
+            summary = _short(_plain_markdown(str(output or "")), 160)
         if raw.get("type") == "shell_call_output":
             entries = raw.get("output", [])
             codes = [e.get("outcome", {}) for e in entries]
@@ -765,6 +783,21 @@ def _only_paths(diff_text: str, paths: list[str]) -> str:
     sections = diff_text.split("diff --git ")
     kept = [s for s in sections[1:] if any(f" b/{p}" in s.splitlines()[0] for p in paths if s)]
     return "".join("diff --git " + s for s in kept) if kept else diff_text
+
+
+def _plain_markdown(text: str) -> str:
+    """Markdown as a plain line: code ticks, emphasis marks and link targets dropped."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    return re.sub(r"`+|\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)", "", text)
+
+
+def _rule_preview(command: str) -> str | None:
+    """What *Always allow* would add for ``command``, or ``None`` (the button is then off)
+    when no rule can match it (a here-document, a comment, an unparsable line)."""
+    try:
+        return suggest_rule(command).description
+    except UserError:
+        return None
 
 
 def _pretty_json(arguments: Any) -> str:

@@ -221,15 +221,16 @@ async def run_headless_demo(out: TextIO = sys.stdout, *, scenario: str = "fix") 
         )
         print(f"repository: {repo}", file=out)
         print(f"\n> {task}\n", file=out)
+        shown: set[str] = set()
         for tool in agent.tools:  # show the sub-agents' work, indented under their call
             if isinstance(tool, AgentTool):
-                tool.add_stream_listener(nested_printer(out))
+                tool.add_stream_listener(nested_printer(out, shown))
         run_input: Any = task
         while True:
             result = Runner.run_streamed(agent, run_input, hooks=workspace.hooks())
             async for event in result.stream_events():
                 if isinstance(event, RunItemStreamEvent):
-                    print_item(event, out, indent="  ", patches=True)
+                    print_item(event, out, indent="  ", patches=True, shown_nested=shown)
             if not result.interruptions:
                 break
             run_input = result.to_state()
@@ -237,7 +238,10 @@ async def run_headless_demo(out: TextIO = sys.stdout, *, scenario: str = "fix") 
                 print(f"  ? {item.tool_name} asks for approval: approved (demo)", file=out)
                 run_input.approve(item)
         checkpoints = await workspace.checkpoints.list()
-        print("\ncheckpoints:", file=out)
+        print(
+            "\ncheckpoints:" if checkpoints else "\ncheckpoints: none (nothing was written)",
+            file=out,
+        )
         for cp in checkpoints:
             print(f"  {cp.id}  turn {cp.turn}  {cp.label}", file=out)
         usage = result.context_wrapper.usage

@@ -107,9 +107,10 @@ async def run_headless(
         if codex is not None and not isinstance(model, ScriptedModel):
             tools.append(codex)
         tools += hosted_tools(settings)
+        shown: set[str] = set()
         if settings.explorer and not isinstance(model, ScriptedModel):
             explorer = explorer_tool(workspace, model=model)
-            explorer.add_stream_listener(nested_printer(out))
+            explorer.add_stream_listener(nested_printer(out, shown))
             tools.append(explorer)
         agent = Agent(
             name="Tandem",
@@ -137,7 +138,7 @@ async def run_headless(
             )
             async for event in result.stream_events():
                 if isinstance(event, RunItemStreamEvent):
-                    print_item(event, out)
+                    print_item(event, out, shown_nested=shown)
             if not result.interruptions:
                 break
             state = result.to_state()

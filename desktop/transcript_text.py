@@ -31,12 +31,24 @@ _OUTPUT_LIMIT = 2000  # characters of a tool's output printed
 
 
 def print_item(
-    event: RunItemStreamEvent, out: TextIO, *, indent: str = "", patches: bool = False
+    event: RunItemStreamEvent,
+    out: TextIO,
+    *,
+    indent: str = "",
+    patches: bool = False,
+    shown_nested: set[str] | None = None,
 ) -> None:
-    """Print a run item event's lines to ``out``, each prefixed with ``indent``."""
-    lines = item_lines(
-        event.name, event.item.raw_item, getattr(event.item, "output", None), patches=patches
-    )
+    """Print a run item event's lines to ``out``, each prefixed with ``indent``.
+
+    Args:
+        shown_nested: call ids whose sub-agent run :func:`nested_printer` already printed;
+            their outputs (the sub-agent's last answer) are not printed again.
+    """
+    raw = event.item.raw_item
+    if event.name == "tool_output" and shown_nested and raw.get("call_id") in shown_nested:
+        print(f"{indent}  | (the answer above)", file=out)
+        return
+    lines = item_lines(event.name, raw, getattr(event.item, "output", None), patches=patches)
     for line in lines:
         print(f"{indent}{line}".rstrip(), file=out)
 
@@ -72,13 +84,16 @@ def item_lines(name: str, raw: dict[str, Any], output: Any, *, patches: bool = F
     return []
 
 
-def nested_printer(out: TextIO) -> Callable[[Any], None]:
+def nested_printer(out: TextIO, shown: set[str] | None = None) -> Callable[[Any], None]:
     """An agent-tool stream listener (``AgentTool.add_stream_listener``) printing the
-    sub-agent's items under its call, prefixed ``    <agent name> │ ``."""
+    sub-agent's items under its call, prefixed ``    <agent name> │ ``; the outer call ids it
+    printed for are added to ``shown`` (pass it to :func:`print_item` as ``shown_nested``)."""
 
     def show(payload: Any) -> None:
         event = payload["event"]
         if isinstance(event, RunItemStreamEvent):
+            if shown is not None and payload.get("tool_call"):
+                shown.add(str(payload["tool_call"].get("call_id", "")))
             buffer = io.StringIO()
             print_item(event, buffer)
             for line in buffer.getvalue().strip("\n").splitlines():

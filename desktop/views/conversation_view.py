@@ -126,6 +126,7 @@ class _Notice(QFrame):
         icon = QLabel(self._ICONS[level])
         icon.setObjectName("noticeIcon")
         self.label = QLabel(text)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.label.setWordWrap(True)
         self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

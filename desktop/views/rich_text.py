@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import html
+import logging
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSize, Qt, QUrl
 from PySide6.QtGui import (
     QColor,
+    QDesktopServices,
     QFont,
     QFontDatabase,
     QFontMetrics,
@@ -26,14 +28,19 @@ from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QTextBrowser, QWidget
 
 from desktop.activity import Link
 
+_log = logging.getLogger("desktop")
+
 __all__ = [
     "DIM_COLOR",
     "LINK_COLOR",
+    "SAFE_SCHEMES",
     "ElidedLabel",
     "TextBlock",
     "link_label",
     "links_html",
+    "is_safe_url",
     "mono_font",
+    "open_safe_url",
     "render_markdown",
     "set_shown",
 ]
@@ -65,6 +72,8 @@ def render_markdown(doc: QTextDocument, text: str) -> None:
     inline.setFont(mono)
     inline.setBackground(QColor(_INLINE_CODE_BG))
     inline.setForeground(QColor("#e6edf3"))
+    link = QTextCharFormat()
+    link.setForeground(QColor(LINK_COLOR))
     cursor = QTextCursor(doc)
     runs: list[tuple[int, int]] = []
     block = doc.begin()
@@ -90,6 +99,12 @@ def render_markdown(doc: QTextDocument, text: str) -> None:
             it = block.begin()
             while not it.atEnd():
                 frag = it.fragment()
+                if frag.charFormat().isAnchor():  # readable on the dark theme
+                    cursor.setPosition(frag.position())
+                    cursor.setPosition(
+                        frag.position() + frag.length(), QTextCursor.MoveMode.KeepAnchor
+                    )
+                    cursor.mergeCharFormat(link)
                 if frag.charFormat().fontFixedPitch():
                     cursor.setPosition(frag.position())
                     cursor.setPosition(
@@ -130,6 +145,36 @@ def _domain(url: str) -> str:
     return (urlsplit(url).hostname or url).removeprefix("www.")
 
 
+#: URL schemes a click may hand to the system (anything else, e.g. ``javascript:``,
+#: ``data:`` or ``file:``, from a model or a web page, is shown but not opened).
+SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
+
+
+def is_safe_url(url: str) -> bool:
+    """Whether ``url`` may be opened by a click: an ``http``/``https``/``mailto`` URL."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return False
+    if parts.scheme.lower() not in SAFE_SCHEMES:
+        return False
+    return parts.scheme.lower() == "mailto" or bool(parts.netloc)
+
+
+def open_safe_url(url: object) -> bool:
+    """Open ``url`` (a ``QUrl`` or a string) in the system's handler when it is safe.
+
+    Returns:
+        Whether it was handed to ``QDesktopServices.openUrl``.
+    """
+    text = url.toString() if isinstance(url, QUrl) else str(url)
+    if not is_safe_url(text):
+        _log.warning("refused to open a link with an unsafe scheme: %.80s", text)
+        return False
+    QDesktopServices.openUrl(QUrl(text))
+    return True
+
+
 def links_html(links: Sequence[Link]) -> str:
     """Numbered lines: a clickable title and its dim domain (a file: just its name).
 
@@ -142,7 +187,9 @@ def links_html(links: Sequence[Link]) -> str:
     rows = []
     for number, link in enumerate(links, 1):
         title = html.escape(link.title or link.url or "untitled")
-        if link.url:
+        if link.url and not is_safe_url(link.url):  # shown, never a link
+            text = f'{title} <span style="color:{DIM_COLOR}">· {html.escape(link.url[:80])}</span>'
+        elif link.url:
             href = html.escape(link.url, quote=True)
             domain = _domain(link.url)
             text = f'<a href="{href}" style="color:{LINK_COLOR}; text-decoration:none">{title}</a>'
@@ -161,7 +208,8 @@ def link_label(object_name: str) -> QLabel:
     label.setTextFormat(Qt.TextFormat.RichText)
     label.setWordWrap(True)
     label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-    label.setOpenExternalLinks(True)
+    label.setOpenExternalLinks(False)
+    label.linkActivated.connect(open_safe_url)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
     return label
 
@@ -176,7 +224,8 @@ class TextBlock(QTextBrowser):
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setOpenLinks(False)
-        self.setOpenExternalLinks(True)
+        self.setOpenExternalLinks(False)
+        self.anchorClicked.connect(open_safe_url)  # Markdown links in answers
         self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
@@ -220,6 +269,7 @@ class ElidedLabel(QLabel):
         super().__init__()
         self._mode = mode
         self._natural = natural_width
+        self.setTextFormat(Qt.TextFormat.PlainText)  # commands and queries are never markup
         policy = QSizePolicy.Policy.Preferred if natural_width else QSizePolicy.Policy.Ignored
         self.setSizePolicy(policy, QSizePolicy.Policy.Preferred)
         self.full_text = ""

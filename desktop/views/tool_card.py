@@ -87,12 +87,14 @@ class _ToolCard(QFrame):
         self.icon.setProperty("kind", kind)
         self.icon.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.kind_label = QLabel(label)
+        self.kind_label.setTextFormat(Qt.TextFormat.PlainText)  # model text is never markup
         self.kind_label.setObjectName("cardKind")
         self.title = ElidedLabel()
         self.title.setObjectName("cardTitle")
         if kind in _MONO_KINDS:
             self.title.setFont(mono_font())
         self.status = QLabel()
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # model text is never markup
         self.status.setObjectName("cardStatus")
         self.status.setFixedHeight(22)
         self.link = QToolButton()
@@ -105,6 +107,7 @@ class _ToolCard(QFrame):
         self.detail = ElidedLabel()
         self.detail.setObjectName("cardDetail")
         self.summary = QLabel()
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)  # model text is never markup
         self.summary.setObjectName("cardSummary")
         self.summary.setWordWrap(True)
         self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -155,7 +158,7 @@ class _ToolCard(QFrame):
         if duration_ms is not None:
             text += f" · {human_ms(duration_ms)}"
         self.status.setText(text)
-        self.summary.setText(summary)
+        self.summary.setText(_breakable(summary))
         set_shown(self.summary, bool(summary))
         for widget in (self, self.status):
             widget.setProperty("status", status)
@@ -284,3 +287,14 @@ class _ToolCard(QFrame):
 
 #: The public name of the tool card class.
 ToolCard = _ToolCard
+
+
+def _breakable(text: str, run: int = 40) -> str:
+    """``text`` with a zero-width space every ``run`` characters of an unbroken word, so a
+    long token (a URL, a hash, base64) wraps instead of widening the card."""
+    words = []
+    for word in text.split(" "):
+        if len(word) > run:
+            word = "\u200b".join(word[i : i + run] for i in range(0, len(word), run))
+        words.append(word)
+    return " ".join(words)

@@ -300,3 +300,36 @@ async def test_a_cards_duration_leaves_out_the_approval_wait(responses_server, m
     assert (tmp_path / "made.txt").exists()
     (final,) = [u for u in updated if u[0] == "s1" and u[1] == "completed"]
     assert final[2] is not None and final[2] < 1500  # the command's time, not the wait
+
+
+async def test_a_here_document_is_asked_without_a_rule(responses_server, model, tmp_path, qtbot):
+    workspace = Workspace(tmp_path, mode="ask", data_dir=tmp_path / ".data")
+    controller = Controller(workspace, lambda ws: Agent(name="a", model=model, tools=ws.tools()))
+    approvals, notices = _record(controller.approvalRequested), _record(controller.notice)
+    heredoc = "cat <<'EOF' > notes.txt\nhello\nEOF"
+    responses_server.enqueue([items.shell_call([heredoc], call_id="h1")])
+    responses_server.enqueue([items.message("written")])
+    controller.submit("write notes")
+    await _until(lambda: approvals)
+    request = approvals[0][0]
+    assert (request.id, request.body, request.rule_preview) == ("h1", heredoc, None)
+    controller.decide("h1", "always_allow", "")  # no rule can be made: allowed once
+    await _until(lambda: not controller.is_running)
+    await controller.shutdown()
+    assert (tmp_path / "notes.txt").read_text() == "hello\n"
+    assert not [n for n in notices if n[1] == "error"]
+
+
+async def test_reasoning_shows_before_the_hosted_calls_of_its_turn(responses_server, model, tmp_path, qtbot):
+    workspace = Workspace(tmp_path, mode="auto", data_dir=tmp_path / ".data")
+    controller = Controller(workspace, lambda ws: Agent(name="a", model=model, tools=[WebSearchTool()]))
+    order: list[str] = []
+    controller.reasoning.connect(lambda item_id, text: order.append(f"reasoning:{text}"))
+    controller.toolStarted.connect(lambda call_id, *_: order.append(f"card:{call_id}"))
+    reasoning = items.reasoning("first, think")
+    responses_server.enqueue([reasoning, items.web_search_call("q", id="ws_r"), items.message("ok")])
+    controller.submit("go")
+    await _until(lambda: not controller.is_running)
+    await controller.shutdown()
+    assert order[0] == "reasoning:first, think"
+    assert order.index("card:ws_r") > 0

@@ -88,7 +88,7 @@ def test_web_search_links_start_folded_and_toggle_open(view) -> None:
     assert card.is_body_visible()
     assert card.body.links.isVisible()
     assert card.body_toggle.text() == "▾ 3 sources"
-    assert card.body.links.openExternalLinks()  # a click opens the system browser
+    assert not card.body.links.openExternalLinks()  # clicks go through open_safe_url
     assert 'href="https://wiki.qt.io/New_Features"' in card.body.links.text()
     card.toggle_body()
     assert not card.is_body_visible()
@@ -237,7 +237,7 @@ def test_citations_footer_numbers_links_and_files(view) -> None:
     assert f'href="{LINKS[0].url}"' in shown
     assert "qt.io" in shown  # the dim domain
     assert shown.count("href=") == 1  # the file citation is not a link
-    assert footer.openExternalLinks()
+    assert not footer.openExternalLinks()  # clicks go through open_safe_url
 
     view.finish_assistant_message("m2", "No sources here.")
     view.set_citations("m2", [])
@@ -369,3 +369,63 @@ def test_reveal_opens_a_folded_sub_conversation_and_scrolls_to_it(view, qtbot) -
     assert not view.is_following()
     qtbot.waitUntil(lambda: card.visibleRegion().boundingRect().height() == card.height())
     view.reveal("no_such_card")  # ignored
+
+
+def test_only_web_links_are_opened(view, qtbot) -> None:
+    from PySide6.QtCore import QObject, QUrl, Slot
+    from PySide6.QtGui import QDesktopServices
+
+    from desktop.views.rich_text import links_html, open_safe_url
+
+    class Catcher(QObject):
+        def __init__(self) -> None:
+            super().__init__()
+            self.urls: list[str] = []
+
+        @Slot(QUrl)
+        def take(self, url: QUrl) -> None:
+            self.urls.append(url.toString())
+
+    catcher = Catcher()
+    schemes = ("http", "https", "javascript", "data", "file")
+    for scheme in schemes:
+        QDesktopServices.setUrlHandler(scheme, catcher, "take")
+    try:
+        evil = [Link("x", "javascript:alert(1)"), Link("d", "data:text/html,<script>1</script>"), Link("f", "file:///etc/passwd")]
+        html_text = links_html([*evil, Link("ok", "https://example.org/a")])
+        assert "javascript:" in html_text  # shown as text...
+        assert html_text.count("href=") == 1  # ...but only the web link is a link
+        for link in evil:
+            assert not open_safe_url(link.url)
+        assert open_safe_url(QUrl("https://example.org/a"))
+        view.finish_assistant_message("m1", "see [docs](javascript:alert(2)) and [site](https://example.org/b)")
+        body = view._messages["m1"].body
+        body.anchorClicked.emit(QUrl("javascript:alert(2)"))
+        body.anchorClicked.emit(QUrl("https://example.org/b"))
+        assert catcher.urls == ["https://example.org/a", "https://example.org/b"]
+    finally:
+        for scheme in schemes:
+            QDesktopServices.unsetUrlHandler(scheme)
+
+
+def test_card_text_is_never_markup(view) -> None:
+    view.add_tool_card("c1", "shell", 'grep -n "<title>" index.html', "/repo")
+    view.update_tool_card("c1", "completed", 5, "<h1 style='color:lime'>ALL PASSED</h1><!-- 3 failed -->")
+    card = view.tool_card("c1")
+    assert card.title.full_text == 'grep -n "<title>" index.html'
+    assert card.title.textFormat() == Qt.TextFormat.PlainText
+    assert card.summary.textFormat() == Qt.TextFormat.PlainText
+    assert "<!-- 3 failed -->" in card.summary.text()
+    view.add_notice("<b>bold?</b>", "info")
+    notice_label = view.entries()[-1].label
+    assert notice_label.textFormat() == Qt.TextFormat.PlainText
+
+
+def test_long_unbroken_summaries_wrap_inside_the_card(view) -> None:
+    view.resize(420, 600)
+    view.add_tool_card("c2", "mcp", "dump()", "MCP server x")
+    view.update_tool_card("c2", "completed", 5, "x" * 160)
+    view.settle()
+    card = view.tool_card("c2")
+    assert card.summary.sizeHint().width() < 420
+    assert card.summary.text().replace("\u200b", "") == "x" * 160
