@@ -65,6 +65,10 @@ logger = logging.getLogger("desktop")
 AgentFactory = Callable[[Workspace], Agent[Any]]
 
 
+#: Code streamed into a code interpreter card is re-rendered at most this often (s).
+_CODE_INTERVAL_S = 0.05
+
+
 @dataclass(slots=True)
 class _Call:
     kind: str
@@ -143,6 +147,7 @@ class Controller(QObject):
         self._mcp_requests: set[str] = set()
         self._open_searches: list[str] = []
         self._code: dict[str, str] = {}  # code interpreter code streamed so far, by item id
+        self._code_shown: dict[str, float] = {}  # when that code was last sent (monotonic s)
         self._watch_agent_tools(self._agent)
         self.workspace.executor.listener = self._on_shell_event
         self._unsubscribe_review = self.workspace.review_queue.add_listener(self._on_review_event)
@@ -477,6 +482,14 @@ class Controller(QObject):
         elif kind == "response.code_interpreter_call_code.delta":
             item_id = str(data.item_id)
             self._code[item_id] = self._code.get(item_id, "") + str(data.delta)
+            now = time.monotonic()  # at most one render per _CODE_INTERVAL_S per cell
+            if now - self._code_shown.get(item_id, 0.0) >= _CODE_INTERVAL_S:
+                self._code_shown[item_id] = now
+                self.toolBody.emit(item_id, CardBody(code=self._code[item_id], expanded=True))
+        elif kind == "response.code_interpreter_call_code.done":
+            item_id = str(data.item_id)
+            self._code[item_id] = str(data.code)
+            self._code_shown.pop(item_id, None)
             self.toolBody.emit(item_id, CardBody(code=self._code[item_id], expanded=True))
         elif kind == "response.image_generation_call.partial_image":
             image = decode_image(getattr(data, "partial_image_b64", None))
