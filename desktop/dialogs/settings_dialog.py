@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -381,14 +382,25 @@ class SettingsDialog(QDialog):
         bottom.addWidget(self.status_label, 1)
         bottom.addWidget(self.buttons)
 
+        self.tabs = QTabWidget()
+        for title, groups in (
+            ("Model", [model_group]),
+            ("Safety", [safety_group, self.rules_group]),
+            ("Tools", [tools_group]),
+        ):
+            page = QWidget()
+            column = QVBoxLayout(page)
+            column.setContentsMargins(6, 8, 6, 6)
+            for group in groups:
+                column.addWidget(group, 1 if group is self.rules_group else 0)
+            if self.rules_group not in groups:
+                column.addStretch(1)
+            self.tabs.addTab(page, title)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(14, 8, 14, 12)
-        layout.addWidget(model_group)
-        layout.addWidget(safety_group)
-        layout.addWidget(tools_group)
-        layout.addWidget(self.rules_group, 1)
+        layout.addWidget(self.tabs, 1)
         layout.addLayout(bottom)
-        self.resize(640, self.sizeHint().height())
+        self.resize(640, min(self.sizeHint().height(), 620))
 
         self.set_settings(settings)
         self.reload_rules()
@@ -473,6 +485,7 @@ class SettingsDialog(QDialog):
                 first = first or field
             self._status("Not applied: fix the fields marked in red.", "error")
             if first is not None:
+                self._show_tab_of(first.editor)
                 first.editor.setFocus()
             return False
         self._settings = new
@@ -482,6 +495,14 @@ class SettingsDialog(QDialog):
         self._status("Applied.", "ok")
         self.settingsApplied.emit(new)
         return True
+
+    def _show_tab_of(self, widget: QWidget) -> None:
+        """Bring forward the tab that holds ``widget`` (an invalid field the user must see)."""
+        for index in range(self.tabs.count()):
+            page = self.tabs.widget(index)
+            if page is widget or page.isAncestorOf(widget):
+                self.tabs.setCurrentIndex(index)
+                return
 
     @Slot()
     def add_mcp_server(self) -> None:

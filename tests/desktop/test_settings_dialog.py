@@ -203,6 +203,7 @@ def test_rules_listed_and_revoked(qtbot, store: RuleStore) -> None:
     assert tree.topLevelItemCount() == 1
     tree.itemWidget(tree.topLevelItem(0), 3).click()
     assert store.list() == []
+    dialog.tabs.setCurrentIndex(1)  # Safety
     assert dialog.rules_empty.isVisible() and not tree.isVisible()
 
 
@@ -210,6 +211,7 @@ def test_unreadable_rules_file_shows_message(qtbot, tmp_path: Path) -> None:
     path = tmp_path / "rules.json"
     path.write_text("{not json")
     dialog = _dialog(qtbot, Settings(), RuleStore(path))
+    dialog.tabs.setCurrentIndex(1)  # Safety
     assert dialog.rules_error.isVisible()
     assert "not valid JSON" in dialog.rules_error.text()
     assert path.read_text() == "{not json"
@@ -254,6 +256,7 @@ def test_tools_section_shows_the_settings(qtbot) -> None:
     assert dialog.image_generation_check.text() == "Image generation (OpenAI-hosted)"
     assert dialog.explorer_check.text() == "Explorer sub-agent (read-only repository questions)"
     assert "OpenAI" in dialog.hosted_note.text() and "local server" in dialog.hosted_note.text()
+    dialog.tabs.setCurrentIndex(2)  # Tools
     assert dialog.hosted_note.isVisible()
     checks = (dialog.web_search_check, dialog.code_interpreter_check, dialog.image_generation_check)
     assert [c.isChecked() for c in checks] == [False, True, False]
@@ -359,3 +362,14 @@ def test_invalid_mcp_rows_are_reported_and_not_applied(
     assert [m.label for m in sig.args[0].mcp_servers] == [f"server{i}" for i in range(len(rows))]
     assert not field.error.isVisible()
     assert dialog.mcp_table.property("invalid") is False
+
+
+def test_an_invalid_field_brings_its_tab_forward(qtbot, tmp_path: Path) -> None:
+    dialog = _dialog(qtbot, Settings())
+    assert [dialog.tabs.tabText(i) for i in range(dialog.tabs.count())] == ["Model", "Safety", "Tools"]
+    assert dialog.tabs.currentIndex() == 0
+    dialog._fields["chromium_path"].editor.setText(str(tmp_path / "no-such-chromium"))
+    assert not dialog.apply()
+    page = dialog.tabs.currentWidget()
+    assert page.isAncestorOf(dialog._fields["chromium_path"].editor)
+    assert dialog._fields["chromium_path"].error.isVisible()
