@@ -259,6 +259,10 @@ class _BlockWidget(QFrame):
         self.output.document().setDocumentMargin(6)
         self.output.hide()
         self._sticky = _StickyScroll(self.output)
+        layout = self.output.document().documentLayout()  # re-fit when wrapping changes
+        layout.documentSizeChanged.connect(
+            lambda _size: self.output.isVisible() and self._fit_height(self.output.document())
+        )
 
         self.footer = QLabel()
         self.footer.setObjectName("footer")
@@ -383,7 +387,9 @@ class _BlockWidget(QFrame):
             cursor.insertText("".join(pending), formats.get(*key))
 
     def _fit_height(self, doc: QTextDocument) -> None:
-        lines = min(doc.blockCount(), self._view.max_visible_lines)  # incl. the partial line
+        # visual lines: long lines wrap (the plain-text layout measures its size in lines)
+        visual = int(doc.documentLayout().documentSize().height())
+        lines = min(max(doc.blockCount(), visual), self._view.max_visible_lines)
         metrics = self.output.fontMetrics()
         height = lines * metrics.lineSpacing() + int(2 * doc.documentMargin()) + 4
         if self.output.height() != height:

@@ -372,3 +372,14 @@ def test_screenshot_of_three_blocks(view: TerminalView, tmp_path: Path) -> None:
         assert image.save(str(path))
     assert "61.4/95.2 MB" in view.output_document("c3").lastBlock().text()
     assert "40.1" not in view.output_document("c3").toPlainText()
+
+
+def test_wrapped_lines_are_shown_without_an_inner_scrollbar(view: TerminalView, qtbot) -> None:
+    view.on_command_started("w", "grep -rn price src", "/repo", True, "agent")
+    long_line = "tests/test_inventory.py:8: " + "x" * 400  # wraps over several visual lines
+    view.on_output("w", "stdout", f"{long_line}\nsrc/a.py:1: short\n")
+    view.on_command_finished("w", 0, "exit", 12)
+    view.flush()
+    output = view.block_widget("w").output
+    qtbot.waitUntil(lambda: output.verticalScrollBar().maximum() == 0)
+    assert output.height() > 3 * output.fontMetrics().lineSpacing()
