@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import html
+import logging
+from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFontMetrics, QPixmap, QResizeEvent, QTextDocument, QTextOption
-from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFrame,
+    QLabel,
+    QSizePolicy,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from desktop.activity import CardBody
+from desktop.activity import CardBody, image_format
 
 from .rich_text import (
     DIM_COLOR,
@@ -19,6 +30,8 @@ from .rich_text import (
     render_markdown,
     set_shown,
 )
+
+_log = logging.getLogger("desktop")
 
 __all__ = ["CardBodyView"]
 
@@ -174,7 +187,7 @@ class CardBodyView(QFrame):
             if (widget := item.widget()) is not None:
                 widget.hide()
                 widget.deleteLater()
-        for data in images:
+        for index, data in enumerate(images):
             pixmap = QPixmap()
             if pixmap.loadFromData(data):
                 label: QLabel = _Image(pixmap)
@@ -183,7 +196,42 @@ class CardBodyView(QFrame):
                 label.setObjectName("cardImageError")
             self._image_layout.addWidget(label)
             label.show()
+            if isinstance(label, _Image):
+                save = QToolButton()
+                save.setObjectName("saveImage")
+                save.setText("Save image…")
+                save.setCursor(Qt.CursorShape.PointingHandCursor)
+                save.setToolTip("Save the image as a file (the bytes the model returned)")
+                save.clicked.connect(lambda _=False, i=index: self._ask_where_to_save(i))
+                self._image_layout.addWidget(save, 0, Qt.AlignmentFlag.AlignLeft)
+                save.show()
         set_shown(self.images, bool(images))
+
+    def save_image(self, index: int, path: str | Path) -> None:
+        """Write image ``index`` (0-based, in the order shown) to ``path`` as received.
+
+        Raises:
+            IndexError: no such image.
+            OSError: the file cannot be written.
+        """
+        Path(path).write_bytes(self._image_data[index])
+
+    def _ask_where_to_save(self, index: int) -> None:
+        data = self._image_data[index]
+        suffix = image_format(data) or "png"
+        dialog = QFileDialog(self.window(), "Save image", f"image-{index + 1}.{suffix}")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def save(path: str) -> None:
+            try:
+                self.save_image(index, path)
+            except OSError as exc:
+                self.setToolTip(f"Could not save the image: {exc}")
+                _log.warning("could not save an image to %s: %s", path, exc)
+
+        dialog.fileSelected.connect(save)
+        dialog.open()  # not modal: the run and the window go on
 
     def _image_labels(self) -> list[QLabel]:
         return [

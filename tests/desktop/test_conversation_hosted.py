@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt
 from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetrics, QImage
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QLabel, QToolButton
 
 from desktop.activity import CardBody, Link, SearchHit
 from desktop.views.conversation_view import ConversationView
@@ -429,3 +429,14 @@ def test_long_unbroken_summaries_wrap_inside_the_card(view) -> None:
     card = view.tool_card("c2")
     assert card.summary.sizeHint().width() < 420
     assert card.summary.text().replace("\u200b", "") == "x" * 160
+
+
+def test_a_generated_image_can_be_saved_as_received(view, qtbot, tmp_path) -> None:
+    data = png(40, 30)
+    view.add_tool_card("ig_s", "image_generation", "a chart", "")
+    view.set_tool_body("ig_s", CardBody(images=[data, b"not an image"], expanded=True))
+    body = view.tool_card("ig_s").body
+    buttons = [b for b in body.findChildren(QToolButton) if b.objectName() == "saveImage"]
+    assert [b.text() for b in buttons] == ["Save image…"]  # none for the undecodable one
+    body.save_image(0, tmp_path / "chart.png")
+    assert (tmp_path / "chart.png").read_bytes() == data
