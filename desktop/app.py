@@ -369,7 +369,10 @@ def _drive_screenshots(session: _Session, path: Path, closed: asyncio.Future[Non
                 window.grab().save(str(path))
                 if agent_cards:  # and a sub-agent's run, opened where it sits
                     window.conversation.reveal(agent_cards[0])
-                    if search_cards:  # with the web search just before it
+                    if search_cards:  # with the web search (and its sources) just before it
+                        card = window.conversation.tool_card(search_cards[0])
+                        if not card.is_body_visible():
+                            card.toggle_body()
                         window.conversation.reveal(search_cards[0])
                     QTimer.singleShot(400, nested)
                 else:

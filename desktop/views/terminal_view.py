@@ -14,6 +14,7 @@ from PySide6.QtGui import (
     QGuiApplication,
     QKeyEvent,
     QKeySequence,
+    QResizeEvent,
     QShortcut,
     QTextCharFormat,
     QTextCursor,
@@ -259,10 +260,7 @@ class _BlockWidget(QFrame):
         self.output.document().setDocumentMargin(6)
         self.output.hide()
         self._sticky = _StickyScroll(self.output)
-        layout = self.output.document().documentLayout()  # re-fit when wrapping changes
-        layout.documentSizeChanged.connect(
-            lambda _size: self.output.isVisible() and self._fit_height(self.output.document())
-        )
+
 
         self.footer = QLabel()
         self.footer.setObjectName("footer")
@@ -386,14 +384,32 @@ class _BlockWidget(QFrame):
         if pending and key is not None:
             cursor.insertText("".join(pending), formats.get(*key))
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width() and not self.output.isHidden():
+            self._fit_height(self.output.document())  # lines wrap differently now
+
     def _fit_height(self, doc: QTextDocument) -> None:
-        # visual lines: long lines wrap (the plain-text layout measures its size in lines)
-        visual = int(doc.documentLayout().documentSize().height())
-        lines = min(max(doc.blockCount(), visual), self._view.max_visible_lines)
+        lines = self._visual_lines(doc, self._view.max_visible_lines)
         metrics = self.output.fontMetrics()
         height = lines * metrics.lineSpacing() + int(2 * doc.documentMargin()) + 4
         if self.output.height() != height:
             self.output.setFixedHeight(height)
+
+    def _visual_lines(self, doc: QTextDocument, cap: int) -> int:
+        """Lines on screen once long lines wrap (monospace, wrap anywhere), counted up to
+        ``cap``; computed from the text, since the plain-text layout works lazily."""
+        margin = int(2 * doc.documentMargin()) + self.output.frameWidth() * 2 + 4
+        usable = self.output.viewport().width() or self.output.width()
+        char = max(1, self.output.fontMetrics().horizontalAdvance("M"))
+        columns = max(1, (usable - margin) // char)
+        total = 0
+        block = doc.begin()
+        while block.isValid() and total < cap:
+            chars = block.length() - 1  # without the line separator
+            total += max(1, -(-chars // columns))  # ceil(chars / columns)
+            block = block.next()
+        return min(total, cap)
 
     def _update_footer(self, block: CommandBlock) -> None:
         size = _human_chars(block.received_chars) + " of output" if block.received_chars else ""
