@@ -333,3 +333,37 @@ async def test_reasoning_shows_before_the_hosted_calls_of_its_turn(responses_ser
     await controller.shutdown()
     assert order[0] == "reasoning:first, think"
     assert order.index("card:ws_r") > 0
+
+
+async def test_a_sub_agents_command_is_approved_from_the_window(responses_server, model, tmp_path, qtbot):
+    from desktop.subagents import explorer_tool
+
+    workspace = Workspace(tmp_path, mode="ask", data_dir=tmp_path / ".data")
+    (tmp_path / "notes.txt").write_text("alpha\n")
+
+    def factory(ws: Workspace) -> Agent[Any]:
+        return Agent(name="outer", model=model, tools=[explorer_tool(ws, model=model)])
+
+    controller = Controller(workspace, factory)
+    approvals, nested, updated = (
+        _record(controller.approvalRequested),
+        _record(controller.nestedEntry),
+        _record(controller.toolUpdated),
+    )
+    server = responses_server
+    server.enqueue([items.function_call("explore_repository", {"input": "count lines"}, "c_outer")])
+    server.enqueue([items.shell_call(["wc -l notes.txt > count.txt"], call_id="c_inner")])  # writes: asks
+    server.enqueue([items.message("1 line, written to count.txt", id="m_inner")])
+    server.enqueue([items.message("The explorer counted 1 line.")])
+    controller.submit("how long is notes.txt?")
+    await _until(lambda: approvals)
+    request = approvals[0][0]
+    assert (request.id, request.kind) == ("c_inner", "command")
+    assert ("c_inner", "c_outer") in nested  # the waiting card sits in the sub-conversation
+    assert ("c_inner", "waiting-approval", None, "waiting for your approval") in updated
+    controller.decide("c_inner", "allow_once", "")
+    await _until(lambda: not controller.is_running)
+    await controller.shutdown()
+    assert (tmp_path / "count.txt").read_text().split()[0] == "1"
+    assert ("m_inner", "c_outer") in nested
+    assert [u for u in updated if u[0] == "c_outer" and u[1] == "completed"]
