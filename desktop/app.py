@@ -303,10 +303,10 @@ def _prewarm_lexers() -> None:
     """Off the GUI thread, right after the window shows: load what the first run and the
     first diff need (importing ``openai`` takes 1 to 2 s here; done lazily on the GUI thread
     it froze the window at the first Send)."""
-    import openai.types.responses  # noqa: F401
-    from openai import _models  # noqa: F401
-
     import core.models.openai_responses  # noqa: F401
+    from core.models.warmup import warm_up_types
+
+    warm_up_types()  # else ~0.5 s of schema building at the first response, on this thread
 
     from .views.diff_highlight import lexer_for_path
 
