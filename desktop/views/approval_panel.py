@@ -376,11 +376,17 @@ class ApprovalPanel(QFrame):
         self._fit_body(request.body)
         if request.rule_preview is not None:
             self.always_allow_button.setEnabled(True)
-            self.always_allow_button.setToolTip(
-                f"Allow now and add a rule for {request.rule_preview} "
-                f"(revocable in Settings; {ALWAYS_ALLOW_KEY})"
-            )
-            self.rule_label.setText("adds rule: " + _code_html(request.rule_preview))
+            if request.kind == "mcp":  # a decision for this run, not a saved rule
+                self.always_allow_button.setToolTip(
+                    f"Allow now and {request.rule_preview} (not saved; {ALWAYS_ALLOW_KEY})"
+                )
+                self.rule_label.setText("also allows " + _code_html(request.rule_preview))
+            else:
+                self.always_allow_button.setToolTip(
+                    f"Allow now and add a rule for {request.rule_preview} "
+                    f"(revocable in Settings; {ALWAYS_ALLOW_KEY})"
+                )
+                self.rule_label.setText("adds rule: " + _code_html(request.rule_preview))
         else:
             self.always_allow_button.setEnabled(False)
             self.always_allow_button.setToolTip("No rule can be offered for this request")

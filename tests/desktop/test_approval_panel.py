@@ -220,3 +220,17 @@ def test_notifier_only_when_window_inactive(qtbot) -> None:
     qtbot.waitUntil(window.isActiveWindow)
     assert notifier.notify("again", "2 pending") is False
     assert len(tray.messages) == 1
+
+
+def test_mcp_always_allow_is_for_this_run_not_a_saved_rule(panel: ApprovalPanel) -> None:
+    panel.enqueue(
+        _req(
+            "m",
+            rule="`read_page` on wiki, for the rest of this run",
+            kind="mcp",
+            title="Use the MCP tool read_page",
+        )
+    )
+    assert panel.kind_badge.text() == "MCP TOOL"
+    assert "also allows" in panel.rule_label.text() and "adds rule" not in panel.rule_label.text()
+    assert "not saved" in panel.always_allow_button.toolTip()
