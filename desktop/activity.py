@@ -123,7 +123,7 @@ def hosted_card(raw: dict[str, Any]) -> CardSpec:
     """The head of a hosted call's card from its (possibly partial) output item."""
     kind = str(raw.get("type", ""))
     if kind == "web_search_call":
-        action = raw.get("action") or {}
+        action = _as_dict(raw.get("action"))
         what = action.get("type")
         if what == "open_page":
             return CardSpec("web_search", f"open {action.get('url') or 'a page'}", "web")
@@ -196,7 +196,7 @@ def hosted_result(raw: dict[str, Any]) -> CardResult:
 
 
 def _web_search(raw: dict[str, Any], failed: bool) -> CardResult:
-    action = raw.get("action") or {}
+    action = _as_dict(raw.get("action"))
     links = [
         _link(source.get("url", ""), source.get("title"))
         for source in action.get("sources") or []
@@ -406,6 +406,11 @@ def _image_size(image: bytes) -> tuple[int, int] | None:
     if image[:8] == b"\x89PNG\r\n\x1a\n" and len(image) >= 24:
         return int.from_bytes(image[16:20], "big"), int.from_bytes(image[20:24], "big")
     return None
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is an object, else ``{}`` (model output is not trusted to be)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _link(url: str, title: Any) -> Link:

@@ -142,6 +142,7 @@ class Controller(QObject):
         self._patch_call_id: str | None = None
         self._codex_blocks: dict[str, float] = {}
         self._current: Any = None  # the RunResultStreaming of the run going on
+        self._display_error_shown = False
         self._adopted: set[str] = set()
         self._agent_tools: dict[str, str] = {}  # agent-tool name -> the nested agent's name
         self._mcp_requests: set[str] = set()
@@ -457,14 +458,26 @@ class Controller(QObject):
 
     # -- core events -> signals ----------------------------------------------------------------
     def _on_event(self, event: Any, result: Any, parent: str = "") -> None:
-        if isinstance(event, RawResponsesStreamEvent):
-            self._on_raw(event.data, result, parent)
-            return
-        if not isinstance(event, RunItemStreamEvent):
-            return
-        raw = event.item.raw_item
-        self._journal(event.name, {"item": raw, "parent": parent} if parent else {"item": raw})
-        self._show_item(event.name, raw, getattr(event.item, "output", None), parent)
+        """Show one stream event; an item the window cannot show is logged and skipped (a
+        display problem never stops the run)."""
+        try:
+            if isinstance(event, RawResponsesStreamEvent):
+                self._on_raw(event.data, result, parent)
+                return
+            if not isinstance(event, RunItemStreamEvent):
+                return
+            raw = event.item.raw_item
+            self._journal(event.name, {"item": raw, "parent": parent} if parent else {"item": raw})
+            self._show_item(event.name, raw, getattr(event.item, "output", None), parent)
+        except Exception as exc:
+            logger.exception("could not show a stream event")
+            if not self._display_error_shown:
+                self._display_error_shown = True
+                self.notice.emit(
+                    f"Some of the agent's activity could not be shown ({type(exc).__name__}); "
+                    "the run goes on.",
+                    "warning",
+                )
 
     def _on_raw(self, data: Any, result: Any, parent: str) -> None:
         kind = getattr(data, "type", "")
@@ -474,10 +487,12 @@ class Controller(QObject):
         elif kind == "response.output_item.added":
             item = data.item
             if getattr(item, "type", "") in HOSTED_CALL_TYPES and getattr(item, "id", None):
-                raw = item.model_dump(exclude_none=True)
+                raw = item.model_dump(exclude_none=True, warnings=False)
                 self._start_card(self._hosted_card_id(raw), hosted_card(raw), parent)
         elif kind == "response.output_item.done" and getattr(data.item, "type", "") == "reasoning":
-            raw = data.item.model_dump(exclude_none=True)  # shown in order, before later items
+            raw = data.item.model_dump(
+                exclude_none=True, warnings=False
+            )  # in order, before later items
             self._show_item("reasoning_item_created", raw, None, parent)
         elif kind == "response.code_interpreter_call_code.delta":
             item_id = str(data.item_id)

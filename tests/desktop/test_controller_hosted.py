@@ -13,6 +13,7 @@ import base64
 import json
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 from PySide6.QtGui import QColor, QImage
 
@@ -367,3 +368,20 @@ async def test_a_sub_agents_command_is_approved_from_the_window(responses_server
     assert (tmp_path / "count.txt").read_text().split()[0] == "1"
     assert ("m_inner", "c_outer") in nested
     assert [u for u in updated if u[0] == "c_outer" and u[1] == "completed"]
+
+
+@pytest.mark.filterwarnings("error::UserWarning")  # no pydantic serializer warnings either
+async def test_malformed_hosted_items_never_stop_the_run(responses_server, model, tmp_path, qtbot):
+    workspace = Workspace(tmp_path, mode="auto", data_dir=tmp_path / ".data")
+    controller = Controller(workspace, lambda ws: Agent(name="a", model=model, tools=[WebSearchTool()]))
+    started, notices, done = _record(controller.toolStarted), _record(controller.notice), _record(controller.assistantDone)
+    odd = {"type": "web_search_call", "id": "ws_odd", "status": "completed", "action": "oops"}
+    odd_queries = {"type": "file_search_call", "id": "fs_odd", "status": "completed", "queries": None, "results": "nope"}
+    responses_server.enqueue([odd, odd_queries, items.message("still here")])
+    controller.submit("go")
+    await _until(lambda: not controller.is_running)
+    await controller.shutdown()
+    assert ("ws_odd", "web_search", "searching the web", "web") in started
+    assert [s for s in started if s[0] == "fs_odd"]
+    assert [d for d in done if d[1] == "still here"]
+    assert not [n for n in notices if n[1] == "error"]
