@@ -26,6 +26,7 @@ __all__ = [
     "SearchHit",
     "citations",
     "decode_image",
+    "domain",
     "image_format",
     "hosted_card",
     "hosted_result",
@@ -207,7 +208,11 @@ def _web_search(raw: dict[str, Any], failed: bool) -> CardResult:
     if failed:
         summary = "search failed"
     elif links:
-        summary = f"{len(links)} source{'s' if len(links) != 1 else ''}"
+        domains = list(dict.fromkeys(domain(link.url) for link in links))
+        shown = ", ".join(domains[:3]) + (
+            f" and {len(domains) - 3} more" if len(domains) > 3 else ""
+        )
+        summary = f"{len(links)} source{'s' if len(links) != 1 else ''} from {shown}"
     else:
         summary = "searched"
     return CardResult("failed" if failed else "completed", summary, CardBody(links=links))
@@ -413,9 +418,17 @@ def _as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def domain(url: str) -> str:
+    """The host of ``url`` without ``www.`` (``url`` itself when it has none)."""
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        host = None
+    return (host or url).removeprefix("www.")
+
+
 def _link(url: str, title: Any) -> Link:
-    host = urlsplit(url).hostname or url
-    return Link(str(title) if title else host.removeprefix("www."), url)
+    return Link(str(title) if title else domain(url), url)
 
 
 def _compact(value: Any) -> str:

@@ -27,6 +27,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QTextBrowser, QWidget
 
 from desktop.activity import Link
+from desktop.activity import domain as url_domain
 
 _log = logging.getLogger("desktop")
 
@@ -140,11 +141,6 @@ def set_shown(widget: QWidget, visible: bool) -> None:
         widget.setVisible(visible)
 
 
-def _domain(url: str) -> str:
-    """The host of ``url`` without ``www.`` (or ``url`` itself when it has none)."""
-    return (urlsplit(url).hostname or url).removeprefix("www.")
-
-
 #: URL schemes a click may hand to the system (anything else, e.g. ``javascript:``,
 #: ``data:`` or ``file:``, from a model or a web page, is shown but not opened).
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
@@ -191,7 +187,7 @@ def links_html(links: Sequence[Link]) -> str:
             text = f'{title} <span style="color:{DIM_COLOR}">· {html.escape(link.url[:80])}</span>'
         elif link.url:
             href = html.escape(link.url, quote=True)
-            domain = _domain(link.url)
+            domain = url_domain(link.url)
             text = f'<a href="{href}" style="color:{LINK_COLOR}; text-decoration:none">{title}</a>'
             if domain and domain != link.title:
                 text += f' <span style="color:{DIM_COLOR}">· {html.escape(domain)}</span>'

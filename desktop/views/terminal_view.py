@@ -261,7 +261,6 @@ class _BlockWidget(QFrame):
         self.output.hide()
         self._sticky = _StickyScroll(self.output)
 
-
         self.footer = QLabel()
         self.footer.setObjectName("footer")
         layout = QVBoxLayout(self)

@@ -26,7 +26,7 @@ def test_web_search_actions_and_sources():
     search["action"]["sources"] = [{"type": "url", "url": "https://www.qt.io/blog"}, "notadict"]
     assert hosted_card(search).title == "qt 6.11"
     done = hosted_result(search)
-    assert (done.status, done.summary) == ("completed", "1 source")
+    assert (done.status, done.summary) == ("completed", "1 source from qt.io")
     assert [(link.title, link.url) for link in done.body.links] == [("qt.io", "https://www.qt.io/blog")]
     page = {"type": "web_search_call", "id": "w2", "status": "completed", "action": {"type": "open_page", "url": "https://a.example/x"}}
     assert hosted_card(page).title == "open https://a.example/x"

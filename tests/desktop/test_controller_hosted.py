@@ -203,7 +203,7 @@ async def test_hosted_activity_and_nested_runs_become_cards(
     assert "mcp_1" not in cards  # the approved request's card became the call's card
 
     finals = {u[0]: u for u in updated if u[1] in ("completed", "failed")}
-    assert finals["ws_1"][3] == "2 sources"
+    assert finals["ws_1"][3] == "2 sources from docs.python.org, peps.python.org"
     assert finals["fs_1"][3] == "1 result in 1 file"
     assert finals["ci_1"][3] == "1 line of output"
     assert finals["ig_1"][3] == "64 x 40 image"

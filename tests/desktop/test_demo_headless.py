@@ -37,7 +37,7 @@ async def test_headless_research_demo_shows_hosted_activity_and_the_sub_agent():
     code = await run_headless_demo(out, scenario="research")
     text = out.getvalue()
     assert code == 0, text
-    assert "[web_search] python decimal ROUND_HALF_EVEN money rounding -> 3 sources" in text
+    assert "[web_search] python decimal ROUND_HALF_EVEN money rounding -> 3 sources from docs.python.org, peps.python.org" in text
     assert "https://peps.python.org/pep-0327/" in text
     # the Explorer sub-agent read the real sample repository through the workspace shell
     assert 'Explorer │ $ grep -rn "price" src tests' in text

@@ -85,7 +85,7 @@ async def test_settings_add_hosted_tools_and_the_explorer(tmp_path, responses_se
     assert {"type": "web_search", "filters": None, "user_location": None, "search_context_size": "medium"} in tools
     assert {"type": "mcp", "server_label": "wiki", "server_url": "https://wiki.example.invalid/mcp", "require_approval": "always"} in tools
     assert "explore_repository" in [t.get("name") for t in tools]
-    assert "[web_search] qt 6.11 release -> 1 source" in text
+    assert "[web_search] qt 6.11 release -> 1 source from qt.io" in text
     assert "   | qt.io: https://www.qt.io/blog/qt-6.11" in text
     assert "Explorer │ $ ls data" in text and "Explorer │ | keep.txt" in text
     assert "[approval] read_page" in text and "rejected (no terminal)" in text
