@@ -25,6 +25,7 @@ __all__ = [
     "Link",
     "SearchHit",
     "citations",
+    "clip_text",
     "decode_image",
     "domain",
     "image_format",
@@ -258,8 +259,8 @@ def _code_interpreter(raw: dict[str, Any], failed: bool) -> CardResult:
     )
     body = CardBody(
         links=links,
-        code=_clip_output(str(raw.get("code") or "")),
-        output=_clip_output(text),
+        code=clip_text(str(raw.get("code") or "")),
+        output=clip_text(text),
         expanded=True,
     )
     return CardResult("failed" if failed else "completed", summary, body)
@@ -293,7 +294,7 @@ def _mcp_call(raw: dict[str, Any], failed: bool) -> CardResult:
     else:
         summary = "failed" if failed else "no output"
     status = "failed" if failed else "completed"
-    return CardResult(status, summary, CardBody(output=_clip_output(text)))
+    return CardResult(status, summary, CardBody(output=clip_text(text)))
 
 
 def mcp_list_tools_result(raw: dict[str, Any]) -> CardResult:
@@ -400,7 +401,7 @@ def _error_message(error: Any) -> str:
     return ""
 
 
-def _clip_output(text: str) -> str:
+def clip_text(text: str) -> str:
     """Output kept for display: at most ``_TEXT_LIMIT`` characters, with a note of the cut."""
     if len(text) <= _TEXT_LIMIT:
         return text

@@ -47,6 +47,7 @@ from .activity import (
     CardResult,
     CardSpec,
     citations,
+    clip_text,
     decode_image,
     hosted_card,
     hosted_result,
@@ -143,6 +144,7 @@ class Controller(QObject):
         self._codex_blocks: dict[str, float] = {}
         self._current: Any = None  # the RunResultStreaming of the run going on
         self._display_error_shown = False
+        self._replaying = False  # load_session is showing journaled events
         self._adopted: set[str] = set()
         self._agent_tools: dict[str, str] = {}  # agent-tool name -> the nested agent's name
         self._mcp_requests: set[str] = set()
@@ -191,6 +193,17 @@ class Controller(QObject):
         self.session_id = session_id
         if self.journal is None:
             return
+        self._replaying = True
+        try:
+            self._replay(session_id)
+        finally:
+            self._replaying = False
+        saved = self.journal.load_run_state(session_id)
+        if saved:
+            self._spawn(self._resume_saved(saved))
+
+    def _replay(self, session_id: str) -> None:
+        assert self.journal is not None
         for event in self.journal.events(session_id):
             payload = event.payload
             if event.kind == "user_message":
@@ -201,9 +214,6 @@ class Controller(QObject):
                 self.notice.emit(f"(earlier) run {event.kind.removeprefix('run_')}", "info")
             elif isinstance(payload.get("item"), dict):
                 self._show_item(event.kind, payload["item"], None, str(payload.get("parent", "")))
-        saved = self.journal.load_run_state(session_id)
-        if saved:
-            self._spawn(self._resume_saved(saved))
 
     async def _resume_saved(self, saved: str) -> None:
         try:
@@ -500,12 +510,15 @@ class Controller(QObject):
             now = time.monotonic()  # at most one render per _CODE_INTERVAL_S per cell
             if now - self._code_shown.get(item_id, 0.0) >= _CODE_INTERVAL_S:
                 self._code_shown[item_id] = now
-                self.toolBody.emit(item_id, CardBody(code=self._code[item_id], expanded=True))
+                code = clip_text(self._code[item_id])  # bounded, like the finished cell
+                self.toolBody.emit(item_id, CardBody(code=code, expanded=True))
         elif kind == "response.code_interpreter_call_code.done":
             item_id = str(data.item_id)
             self._code[item_id] = str(data.code)
             self._code_shown.pop(item_id, None)
-            self.toolBody.emit(item_id, CardBody(code=self._code[item_id], expanded=True))
+            self.toolBody.emit(
+                item_id, CardBody(code=clip_text(self._code[item_id]), expanded=True)
+            )
         elif kind == "response.image_generation_call.partial_image":
             image = decode_image(getattr(data, "partial_image_b64", None))
             if image is not None and image_format(image) is not None:
@@ -575,6 +588,8 @@ class Controller(QObject):
     def _finish_card(self, call_id: str, result: CardResult) -> None:
         call = self._calls.pop(call_id, None)
         duration = int((time.monotonic() - call.started) * 1000) if call else None
+        if self._replaying:
+            duration = None
         self.toolUpdated.emit(call_id, result.status, duration, result.summary)
         if result.body is not None and not result.body.is_empty():
             self.toolBody.emit(call_id, result.body)
@@ -644,6 +659,10 @@ class Controller(QObject):
         call_id = str(raw.get("call_id") or "")
         call = self._calls.pop(call_id, None)
         duration = int((time.monotonic() - call.started) * 1000) if call else None
+        if self._replaying:  # shown again from the journal: the original duration is unknown
+            duration = None
+        if output is None:  # replayed: the wire item carries the output
+            output = raw.get("output") if isinstance(raw.get("output"), str) else None
         status, summary = "completed", _short(str(output or ""), 160)
         if call is not None and call.kind == "agent":  # a sub-agent answers in Markdown
             summary = _short(_plain_markdown(str(output or "")), 160)

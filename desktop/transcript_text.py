@@ -23,7 +23,7 @@ from .activity import (
     tool_search_card,
     tool_search_result,
 )
-from .views.ansi import strip_ansi
+from .views.ansi import display_text
 
 __all__ = ["item_lines", "nested_printer", "print_item"]
 
@@ -140,4 +140,4 @@ def _output_lines(raw: dict[str, Any], output: Any) -> list[str]:
 
 
 def _clean(text: str) -> str:
-    return strip_ansi(text)
+    return display_text(text)

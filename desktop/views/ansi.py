@@ -14,6 +14,7 @@ __all__ = [
     "Segment",
     "Style",
     "StyledRun",
+    "display_text",
     "palette_rgb",
     "parse_ansi",
     "strip_ansi",
@@ -303,3 +304,14 @@ def strip_ansi(text: str) -> str:
         lines[-1] += parts[0]
         lines.extend(parts[1:])
     return "\n".join(lines)
+
+
+#: Bidi embedding, override and isolate controls: a model could reorder what a line seems to
+#: say with them (``"\u202egnp.exe"`` shows as ``exe.png``), so displayed text drops them.
+_BIDI_CONTROLS = dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A)], None)
+
+
+def display_text(text: str) -> str:
+    """Model or tool text made safe to display: terminal escape sequences and bidi controls
+    removed (see :func:`strip_ansi`)."""
+    return strip_ansi(text).translate(_BIDI_CONTROLS)

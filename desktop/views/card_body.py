@@ -23,11 +23,10 @@ from desktop.activity import CardBody, image_format
 
 from .rich_text import (
     DIM_COLOR,
-    TextBlock,
+    display_text,
     link_label,
     links_html,
     mono_font,
-    render_markdown,
     set_shown,
 )
 
@@ -39,20 +38,16 @@ _IMAGE_MAX = QSize(360, 480)  # px: inline images are scaled down (never up) to 
 _OUTPUT_LINES = 16  # lines of output shown before the output box scrolls
 
 
-def _fenced(code: str, language: str) -> str:
-    """``code`` as a Markdown fenced block, the fence longer than any backtick run inside."""
-    fence = "`" * 3
-    while fence in code:
-        fence += "`"
-    return f"{fence}{language}\n{code}\n{fence}\n"
-
-
 class _OutputBox(QTextBrowser):
-    """Monospace, wrapping plain text in a box; at most ``_OUTPUT_LINES`` lines, then it scrolls."""
+    """Monospace, wrapping plain text in a box; at most ``_OUTPUT_LINES`` lines, then it scrolls.
 
-    def __init__(self) -> None:
+    Code and output are shown as plain text, escape sequences and bidi controls removed: a
+    Markdown render of a long code cell took seconds (5,000 lines: 15 s) and froze the window.
+    """
+
+    def __init__(self, name: str = "cardOutput") -> None:
         super().__init__()
-        self.setObjectName("cardOutput")
+        self.setObjectName(name)
         self.setFont(mono_font())
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -61,6 +56,13 @@ class _OutputBox(QTextBrowser):
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.document().setDocumentMargin(4)
         self.document().documentLayout().documentSizeChanged.connect(self._fit)
+
+    def show_text(self, text: str) -> None:
+        """Show ``text`` (hidden when empty); unchanged text is not laid out again."""
+        shown = display_text(text).removesuffix("\n")  # no blank line under the last one
+        if self.toPlainText() != shown:
+            self.setPlainText(shown)
+        set_shown(self, bool(text))
 
     def _fit(self, _size: object = None) -> None:
         cap = _OUTPUT_LINES * QFontMetrics(self.font()).lineSpacing() + 8
@@ -131,7 +133,7 @@ class CardBodyView(QFrame):
         self.hits.setWordWrap(True)
         self.hits.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.hits.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.code = TextBlock()
+        self.code = _OutputBox("cardCode")
         self.output = _OutputBox()
         self.images = QWidget()
         self.images.setObjectName("cardImages")
@@ -160,23 +162,17 @@ class CardBodyView(QFrame):
         set_shown(self.links, bool(body.links))
         self.hits.setText(
             "".join(
-                f"<div style='margin-bottom:4px'><b>{html.escape(hit.filename)}</b>"
+                f"<div style='margin-bottom:4px'><b>{html.escape(display_text(hit.filename))}</b>"
                 + (f" · {hit.score:.2f}" if hit.score is not None else "")
-                + f"<br><span style='color:{DIM_COLOR}'>{html.escape(hit.text)}</span></div>"
+                + f"<br><span style='color:{DIM_COLOR}'>{html.escape(display_text(hit.text))}</span></div>"
                 for hit in body.hits
             )
         )
         set_shown(self.hits, bool(body.hits))
-        if body.code:
-            render_markdown(self.code.document(), _fenced(body.code, body.language))
-        else:
-            self.code.clear()
-        set_shown(self.code, bool(body.code))
-        if self.output.toPlainText() != body.output:
-            self.output.setPlainText(body.output)
-        set_shown(self.output, bool(body.output))
+        self.code.show_text(body.code)
+        self.output.show_text(body.output)
         self._set_images(body.images)
-        self.lines.setText("\n".join(f"• {line}" for line in body.lines))
+        self.lines.setText("\n".join(f"• {display_text(line)}" for line in body.lines))
         set_shown(self.lines, bool(body.lines))
 
     def _set_images(self, images: list[bytes]) -> None:

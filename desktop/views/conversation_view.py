@@ -23,7 +23,16 @@ from PySide6.QtWidgets import (
 from desktop.activity import CardBody, Link
 from resources import read_text
 
-from .rich_text import DIM_COLOR, TextBlock, link_label, links_html, render_markdown, set_shown
+from .rich_text import (
+    DIM_COLOR,
+    TextBlock,
+    ToggleButton,
+    display_text,
+    link_label,
+    links_html,
+    render_markdown,
+    set_shown,
+)
 from .tool_card import ToolCard
 
 __all__ = ["ConversationView", "render_markdown"]
@@ -87,7 +96,7 @@ class _Reasoning(QFrame):
 
     def __init__(self, text: str) -> None:
         super().__init__()
-        self.toggle = QToolButton()
+        self.toggle = ToggleButton()
         self.toggle.setObjectName("reasoningToggle")
         self.toggle.setCursor(Qt.CursorShape.PointingHandCursor)
         self.toggle.setToolTip("Show or hide the model's reasoning")
@@ -125,7 +134,7 @@ class _Notice(QFrame):
         self.setProperty("level", level)
         icon = QLabel(self._ICONS[level])
         icon.setObjectName("noticeIcon")
-        self.label = QLabel(text)
+        self.label = QLabel(display_text(text))
         self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.label.setWordWrap(True)
         self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -161,6 +170,8 @@ class ConversationView(QWidget):
     def __init__(self, parent: QWidget | None = None, *, flush_interval_ms: int = 40) -> None:
         super().__init__(parent)
         self.setStyleSheet(read_text("styles", "dark.qss"))
+        # a card needs ~300 px (icon, kind, status pill, link), plus margins and the scrollbar
+        self.setMinimumWidth(340)
         self._interval = flush_interval_ms
         self._timer = QTimer(self, singleShot=True, interval=flush_interval_ms)
         self._timer.timeout.connect(self.flush)
@@ -478,6 +489,15 @@ class ConversationView(QWidget):
         self._layout.activate()
         for layout in sorted(held, key=_depth):  # outermost first: each then fits its parent
             layout.activate()
+        self._keep_entries_visible()
+
+    def _keep_entries_visible(self) -> None:
+        """Never narrower than the widest entry's minimum (the scroll area does not scroll
+        sideways, so a narrower view would cut cards off at the right)."""
+        bar = self._scroll.verticalScrollBar().sizeHint().width()
+        needed = self._container.minimumSizeHint().width() + bar + 2 * self._scroll.frameWidth()
+        if needed > self.minimumWidth():
+            self.setMinimumWidth(needed)
 
     def settle(self) -> None:
         """Lay out now what the slots changed (normally done at the next event-loop turn)."""

@@ -14,6 +14,7 @@ from PySide6.QtGui import (
     QFont,
     QFontDatabase,
     QFontMetrics,
+    QKeyEvent,
     QPalette,
     QResizeEvent,
     QTextBlockFormat,
@@ -24,19 +25,24 @@ from PySide6.QtGui import (
     QTextFrameFormat,
     QTextOption,
 )
-from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QTextBrowser, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QTextBrowser, QToolButton, QWidget
 
 from desktop.activity import Link
 from desktop.activity import domain as url_domain
+
+from .ansi import display_text
 
 _log = logging.getLogger("desktop")
 
 __all__ = [
     "DIM_COLOR",
     "LINK_COLOR",
+    "breakable",
+    "display_text",
     "SAFE_SCHEMES",
     "ElidedLabel",
     "TextBlock",
+    "ToggleButton",
     "link_label",
     "links_html",
     "is_safe_url",
@@ -67,7 +73,7 @@ def render_markdown(doc: QTextDocument, text: str) -> None:
     Fenced and indented code blocks become boxed, monospace and wrapping (long lines wrap
     rather than widen the transcript); inline code gets a monospace font and a background.
     """
-    doc.setMarkdown(text, QTextDocument.MarkdownFeature.MarkdownDialectGitHub)
+    doc.setMarkdown(display_text(text), QTextDocument.MarkdownFeature.MarkdownDialectGitHub)
     mono = mono_font()
     inline = QTextCharFormat()
     inline.setFont(mono)
@@ -141,6 +147,17 @@ def set_shown(widget: QWidget, visible: bool) -> None:
         widget.setVisible(visible)
 
 
+def breakable(text: str, run: int = 40) -> str:
+    """``text`` with a zero-width space every ``run`` characters of an unbroken word, so a
+    long token (a URL, a hash, base64) wraps instead of widening its box."""
+    words = []
+    for word in text.split(" "):
+        if len(word) > run:
+            word = "\u200b".join(word[i : i + run] for i in range(0, len(word), run))
+        words.append(word)
+    return " ".join(words)
+
+
 #: URL schemes a click may hand to the system (anything else, e.g. ``javascript:``,
 #: ``data:`` or ``file:``, from a model or a web page, is shown but not opened).
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
@@ -182,9 +199,9 @@ def links_html(links: Sequence[Link]) -> str:
     """
     rows = []
     for number, link in enumerate(links, 1):
-        title = html.escape(link.title or link.url or "untitled")
+        title = html.escape(breakable(display_text(link.title or link.url or "untitled")))
         if link.url and not is_safe_url(link.url):  # shown, never a link
-            text = f'{title} <span style="color:{DIM_COLOR}">· {html.escape(link.url[:80])}</span>'
+            text = f'{title} <span style="color:{DIM_COLOR}">· {html.escape(display_text(link.url[:80]))}</span>'
         elif link.url:
             href = html.escape(link.url, quote=True)
             domain = url_domain(link.url)
@@ -193,7 +210,7 @@ def links_html(links: Sequence[Link]) -> str:
                 text += f' <span style="color:{DIM_COLOR}">· {html.escape(domain)}</span>'
         else:
             text = title
-        rows.append(f'<div><span style="color:{DIM_COLOR}">{number}.</span> {text}</div>')
+        rows.append(f'<div dir="ltr"><span style="color:{DIM_COLOR}">{number}.</span> {text}</div>')
     return "".join(rows)
 
 
@@ -272,7 +289,8 @@ class ElidedLabel(QLabel):
         self.set_full_text(text)
 
     def set_full_text(self, text: str) -> None:
-        """Show ``text``, elided to the current width."""
+        """Show ``text``, elided to the current width (escapes and bidi controls removed)."""
+        text = display_text(text)
         self.full_text = text
         self.setToolTip(text if len(text) > 40 else "")
         self._elide()
@@ -296,3 +314,14 @@ class ElidedLabel(QLabel):
         line = self.full_text.replace("\n", " ⏎ ")
         width = max(10, self.width())
         self.setText(QFontMetrics(self.font()).elidedText(line, self._mode, width))
+
+
+class ToggleButton(QToolButton):
+    """A flat button that also answers Return and Enter (a ``QToolButton`` takes only Space),
+    for the transcript's show/hide toggles."""
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not event.isAutoRepeat():
+            self.animateClick()
+            return
+        super().keyPressEvent(event)

@@ -16,7 +16,14 @@ from PySide6.QtWidgets import (
 from desktop.activity import CardBody
 
 from .card_body import CardBodyView
-from .rich_text import ElidedLabel, mono_font, set_shown
+from .rich_text import (
+    ElidedLabel,
+    ToggleButton,
+    breakable,
+    display_text,
+    mono_font,
+    set_shown,
+)
 from .units import human_ms
 
 __all__ = ["ToolCard"]
@@ -158,7 +165,7 @@ class _ToolCard(QFrame):
         if duration_ms is not None:
             text += f" · {human_ms(duration_ms)}"
         self.status.setText(text)
-        self.summary.setText(_breakable(summary))
+        self.summary.setText(breakable(display_text(summary)))
         set_shown(self.summary, bool(summary))
         for widget in (self, self.status):
             widget.setProperty("status", status)
@@ -174,7 +181,7 @@ class _ToolCard(QFrame):
         if self.body is None or self.body_toggle is None:
             if body.is_empty():
                 return
-            self.body_toggle = QToolButton()
+            self.body_toggle = ToggleButton()
             self.body_toggle.setObjectName("bodyToggle")
             self.body_toggle.setCursor(Qt.CursorShape.PointingHandCursor)
             self.body_toggle.setToolTip("Show or hide the details of this call")
@@ -232,7 +239,7 @@ class _ToolCard(QFrame):
     def sub_container(self) -> QFrame:
         """The box holding the nested entries (made, expanded while running, on first use)."""
         if self.sub_box is None:
-            self.sub_toggle = QToolButton()
+            self.sub_toggle = ToggleButton()
             self.sub_toggle.setObjectName("subToggle")
             self.sub_toggle.setCursor(Qt.CursorShape.PointingHandCursor)
             self.sub_toggle.setToolTip("Show or hide this run's conversation")
@@ -287,14 +294,3 @@ class _ToolCard(QFrame):
 
 #: The public name of the tool card class.
 ToolCard = _ToolCard
-
-
-def _breakable(text: str, run: int = 40) -> str:
-    """``text`` with a zero-width space every ``run`` characters of an unbroken word, so a
-    long token (a URL, a hash, base64) wraps instead of widening the card."""
-    words = []
-    for word in text.split(" "):
-        if len(word) > run:
-            word = "\u200b".join(word[i : i + run] for i in range(0, len(word), run))
-        words.append(word)
-    return " ".join(words)

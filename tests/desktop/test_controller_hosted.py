@@ -277,9 +277,12 @@ async def test_journal_replay_restores_nesting_and_bodies(responses_server, mode
         _record(again.nestedEntry),
         _record(again.toolBody),
     )
+    updated = _record(again.toolUpdated)
     again.load_session(session)
     assert [s[0] for s in started] == ["ws_9", "c_h"]
     assert nested == [("msg_h", "c_h")]
+    assert ("c_h", "completed", None, "nested hello") in updated  # the answer, no replay time
+    assert all(u[2] is None for u in updated)
     assert [b[0] for b in bodies] == []  # a search without sources has no body
     await again.shutdown()
     journal.close()
@@ -385,3 +388,18 @@ async def test_malformed_hosted_items_never_stop_the_run(responses_server, model
     assert [s for s in started if s[0] == "fs_odd"]
     assert [d for d in done if d[1] == "still here"]
     assert not [n for n in notices if n[1] == "error"]
+
+
+async def test_a_huge_code_cell_is_sent_to_the_view_bounded(responses_server, model, tmp_path, qtbot):
+    workspace = Workspace(tmp_path, mode="auto", data_dir=tmp_path / ".data")
+    tool = CodeInterpreterTool(tool_config={"type": "code_interpreter", "container": {"type": "auto"}})
+    controller = Controller(workspace, lambda ws: Agent(name="a", model=model, tools=[tool]))
+    bodies = _record(controller.toolBody)
+    code = "".join(f"x_{i} = {i}\n" for i in range(30_000))  # ~300 KB streamed in pieces
+    responses_server.enqueue([items.code_interpreter_call(code, "done\n", id="ci_big"), items.message("ok")])
+    controller.submit("go")
+    await _until(lambda: not controller.is_running)
+    await controller.shutdown()
+    sent = [body.code for call_id, body in bodies if call_id == "ci_big"]
+    assert sent and all(len(text) < 20_100 for text in sent)
+    assert sent[-1].startswith("x_0 = 0\n") and sent[-1].endswith(f"(20,000 of {len(code):,} characters shown)")

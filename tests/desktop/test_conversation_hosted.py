@@ -124,8 +124,9 @@ def test_code_interpreter_shows_code_and_capped_output(view, qtbot) -> None:
     assert card.body.code.isVisible() and card.body.output.isVisible()
     assert card.body_toggle is not None and card.body_toggle.text() == "▾ details"
     assert "print(math.pi)" in card.body.code.toPlainText()
-    assert "```" not in card.body.code.toPlainText()  # rendered, not raw Markdown
-    assert len(card.body.code.document().rootFrame().childFrames()) == 1  # boxed
+    assert card.body.code.toPlainText() == code  # plain text in a box, never Markdown
+    assert card.body.code.objectName() == "cardCode"
+    assert QFontInfo(card.body.code.font()).fixedPitch()
     assert QFontInfo(card.body.output.font()).fixedPitch()
     text = card.body_text()
     assert "import math" in text and "line 0" in text and "line 99" in text
@@ -440,3 +441,43 @@ def test_a_generated_image_can_be_saved_as_received(view, qtbot, tmp_path) -> No
     assert [b.text() for b in buttons] == ["Save image…"]  # none for the undecodable one
     body.save_image(0, tmp_path / "chart.png")
     assert (tmp_path / "chart.png").read_bytes() == data
+
+
+def test_escape_sequences_and_bidi_controls_never_reach_the_screen(view) -> None:
+    view.add_tool_card("mcp_x", "mcp", "read(\u202egnp.exe\u202c)", "MCP server x")
+    view.update_tool_card("mcp_x", "completed", 3, "\x1b[31mRED ALERT\x1b[0m plain \x1b]0;title\x07 after")
+    view.set_tool_body(
+        "mcp_x",
+        CardBody(output="\x1b[2J\x1b[Hcleared?", links=[Link("\u202egnp.exe\u202c", "https://x.example/a")]),
+    )
+    view.finish_assistant_message("m_x", "Final \x1b[31mtext\x1b[0m \u2066isolated\u2069.")
+    card = view.tool_card("mcp_x")
+    assert card.title.full_text == "read(gnp.exe)"
+    assert card.summary.text() == "RED ALERT plain  after"
+    assert "\x1b" not in card.body_text() and "\u202e" not in card.body_text()
+    assert "cleared?" in card.body_text() and "gnp.exe" in card.body_text()
+    assert view.message_text("m_x") == "Final text isolated."
+
+
+def test_toggles_answer_return_as_well_as_space(view, qtbot) -> None:
+    view.add_tool_card("ws_k", "web_search", "q", "web")
+    view.set_tool_body("ws_k", CardBody(links=LINKS))
+    card = view.tool_card("ws_k")
+    assert not card.is_body_visible()
+    card.body_toggle.setFocus()
+    QTest.keyClick(card.body_toggle, Qt.Key.Key_Return)
+    qtbot.waitUntil(card.is_body_visible)
+    QTest.keyClick(card.body_toggle, Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: not card.is_body_visible())
+
+
+def test_cards_fit_at_the_views_minimum_width(view, qtbot) -> None:
+    view.resize(view.minimumWidth(), 600)
+    view.add_tool_card("c_min", "code_interpreter", "x" * 200, "cntr_1")
+    view.update_tool_card("c_min", "waiting-approval", 123456, "waiting for your approval")
+    view.settle()
+    card = view.tool_card("c_min")
+    viewport = view._scroll.viewport()
+    qtbot.waitUntil(lambda: card.width() > 0)
+    right = card.mapTo(viewport, card.rect().topRight()).x()
+    assert right <= viewport.width()
