@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import html
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import cast
 
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QFontMetrics, QPixmap, QResizeEvent, QTextDocument, QTextOption
+from PySide6.QtCore import QObject, QSize, Qt, Signal
+from PySide6.QtGui import QFontMetrics, QImage, QPixmap, QResizeEvent, QTextDocument, QTextOption
 from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
@@ -36,6 +38,32 @@ __all__ = ["CardBodyView"]
 
 _IMAGE_MAX = QSize(360, 480)  # px: inline images are scaled down (never up) to fit this box
 _OUTPUT_LINES = 16  # lines of output shown before the output box scrolls
+
+
+#: Images up to this size (bytes) are decoded on the GUI thread; larger ones in a worker.
+_SYNC_DECODE_BYTES = 256 * 1024
+_DECODER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tandem-image")
+
+
+def _decode(data: bytes) -> QImage | None:
+    """``data`` as an image scaled down to the inline box (thread-safe), or ``None``; the
+    bytes themselves are kept for *Save image…*."""
+    image = QImage.fromData(data)
+    if image.isNull():
+        return None
+    if image.width() > _IMAGE_MAX.width() or image.height() > _IMAGE_MAX.height():
+        image = image.scaled(
+            _IMAGE_MAX,
+            Qt.AspectRatioMode.KeepAspectRatio,
+            Qt.TransformationMode.SmoothTransformation,
+        )
+    return image
+
+
+class _Decoded(QObject):
+    """Carries a worker's decoded image to the GUI thread (a queued signal)."""
+
+    done = Signal(object)
 
 
 class _OutputBox(QTextBrowser):
@@ -148,6 +176,10 @@ class CardBodyView(QFrame):
         self.lines.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._urls: list[str] = []
         self._image_data: list[bytes] = []
+        self._slots: list[QVBoxLayout] = []
+        self._generation = 0  # bumped when the images change; stale decodes are dropped
+        self._decoded = _Decoded(self)
+        self._decoded.done.connect(self._on_decoded)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 2, 0, 2)
         layout.setSpacing(4)
@@ -179,29 +211,65 @@ class CardBodyView(QFrame):
         if images == self._image_data:
             return
         self._image_data = list(images)
+        self._generation += 1
         while (item := self._image_layout.takeAt(0)) is not None:
             if (widget := item.widget()) is not None:
                 widget.hide()
                 widget.deleteLater()
+        self._slots = []
         for index, data in enumerate(images):
-            pixmap = QPixmap()
-            if pixmap.loadFromData(data):
-                label: QLabel = _Image(pixmap)
-            else:
-                label = QLabel("image could not be decoded")
-                label.setObjectName("cardImageError")
-            self._image_layout.addWidget(label)
-            label.show()
-            if isinstance(label, _Image):
-                save = QToolButton()
-                save.setObjectName("saveImage")
-                save.setText("Save image…")
-                save.setCursor(Qt.CursorShape.PointingHandCursor)
-                save.setToolTip("Save the image as a file (the bytes the model returned)")
-                save.clicked.connect(lambda _=False, i=index: self._ask_where_to_save(i))
-                self._image_layout.addWidget(save, 0, Qt.AlignmentFlag.AlignLeft)
-                save.show()
+            slot = QVBoxLayout()
+            slot.setContentsMargins(0, 0, 0, 0)
+            slot.setSpacing(2)
+            holder = QWidget()
+            holder.setLayout(slot)
+            self._image_layout.addWidget(holder)
+            self._slots.append(slot)
+            if len(data) <= _SYNC_DECODE_BYTES:  # small: decoding takes a few ms
+                self._show_image(index, _decode(data))
+            else:  # large (a 4096 px PNG takes ~0.2 s): decode in a worker thread
+                waiting = QLabel("loading image…")
+                waiting.setObjectName("cardImageError")
+                slot.addWidget(waiting)
+                _DECODER.submit(self._decode_later, self._generation, index, data)
+            holder.show()
         set_shown(self.images, bool(images))
+
+    def _decode_later(self, generation: int, index: int, data: bytes) -> None:
+        """In the worker: decode unless a newer body replaced these images (partial images
+        arrive faster than they decode; only the latest is worth the time)."""
+        if generation != self._generation:
+            return
+        self._decoded.done.emit((generation, index, _decode(data)))
+
+    def _on_decoded(self, result: object) -> None:
+        generation, index, image = cast(tuple[int, int, "QImage | None"], result)
+        if generation == self._generation and index < len(self._slots):
+            self._show_image(index, image)
+
+    def _show_image(self, index: int, image: QImage | None) -> None:
+        slot = self._slots[index]
+        while (item := slot.takeAt(0)) is not None:
+            if (widget := item.widget()) is not None:
+                widget.hide()
+                widget.deleteLater()
+        if image is None:
+            label: QLabel = QLabel("image could not be decoded")
+            label.setObjectName("cardImageError")
+            slot.addWidget(label)
+            label.show()
+            return
+        label = _Image(QPixmap.fromImage(image))
+        slot.addWidget(label)
+        label.show()
+        save = QToolButton()
+        save.setObjectName("saveImage")
+        save.setText("Save image…")
+        save.setCursor(Qt.CursorShape.PointingHandCursor)
+        save.setToolTip("Save the image as a file (the bytes the model returned)")
+        save.clicked.connect(lambda _=False, i=index: self._ask_where_to_save(i))
+        slot.addWidget(save, 0, Qt.AlignmentFlag.AlignLeft)
+        save.show()
 
     def save_image(self, index: int, path: str | Path) -> None:
         """Write image ``index`` (0-based, in the order shown) to ``path`` as received.
@@ -232,8 +300,9 @@ class CardBodyView(QFrame):
     def _image_labels(self) -> list[QLabel]:
         return [
             widget
-            for i in range(self._image_layout.count())
-            if isinstance(widget := self._image_layout.itemAt(i).widget(), QLabel)
+            for slot in self._slots
+            for i in range(slot.count())
+            if isinstance(widget := slot.itemAt(i).widget(), QLabel)
         ]
 
     def image_count(self) -> int:

@@ -481,3 +481,27 @@ def test_cards_fit_at_the_views_minimum_width(view, qtbot) -> None:
     qtbot.waitUntil(lambda: card.width() > 0)
     right = card.mapTo(viewport, card.rect().topRight()).x()
     assert right <= viewport.width()
+
+
+def _noise_png(width: int, height: int) -> bytes:
+    """A PNG that does not compress (random pixels): large bytes for its size."""
+    image = QImage(os.urandom(width * height * 4), width, height, QImage.Format.Format_RGB32).copy()
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    assert image.save(buffer, "PNG")
+    return bytes(data)
+
+
+def test_large_images_decode_off_the_gui_thread_and_only_the_latest_shows(view, qtbot) -> None:
+    partials = [_noise_png(600 + 40 * i, 400) for i in range(4)]  # each well over 256 KB
+    assert all(len(p) > 256 * 1024 for p in partials)
+    view.add_tool_card("ig_big", "image_generation", "a photo", "")
+    for data in partials:  # partial images arrive faster than they decode
+        view.set_tool_body("ig_big", CardBody(images=[data], expanded=True))
+    body = view.tool_card("ig_big").body
+    assert "loading image…" in body.text()
+    qtbot.waitUntil(lambda: body.image_count() == 1, timeout=10_000)
+    shown = next(label for label in body._image_labels() if not label.pixmap().isNull())
+    assert shown.full.width() == 360 and shown.full.height() == round(400 * 360 / 720)  # the last
+    assert "loading image…" not in body.text()
