@@ -158,7 +158,11 @@ async def run_headless(
 async def _decide(
     item: Any, state: Any, workspace: Workspace, options: HeadlessOptions, out: TextIO, prompt: Ask
 ) -> None:
-    reason = workspace.reason_for(item.call_id) or "the tool asks for approval"
+    raw = item.raw_item if isinstance(item.raw_item, dict) else {}
+    if raw.get("type") == "mcp_approval_request":
+        reason = f"the MCP server {raw.get('server_label')!r} asks before each tool call"
+    else:
+        reason = workspace.reason_for(item.call_id) or "the tool asks for approval"
     print(f"\n[approval] {item.tool_name}: {strip_ansi(str(item.arguments))}\n  {reason}", file=out)
     if not options.interactive:
         state.reject(

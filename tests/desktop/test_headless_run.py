@@ -89,6 +89,7 @@ async def test_settings_add_hosted_tools_and_the_explorer(tmp_path, responses_se
     assert "   | qt.io: https://www.qt.io/blog/qt-6.11" in text
     assert "Explorer │ $ ls data" in text and "Explorer │ | keep.txt" in text
     assert "[approval] read_page" in text and "rejected (no terminal)" in text
+    assert "the MCP server 'wiki' asks before each tool call" in text
     rejected = [i for i in responses_server.requests[-1].body["input"] if i.get("type") == "mcp_approval_response"]
     assert rejected and rejected[0]["approve"] is False
     assert text.rstrip().endswith("finished")
