@@ -10,26 +10,21 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
 from core import (
     Agent,
-    RawResponsesStreamEvent,
     RunConfig,
-    RunItemStreamEvent,
     Runner,
     RunState,
     UserError,
 )
-from core.items import ItemHelpers, ToolApprovalItem
+from core.items import ToolApprovalItem
 from core.policy import RuleStore, suggest_rule
-from core.tools.agent_tool import AgentTool, AgentToolStreamEvent
 from core.tools.codex.events import (
     AgentMessageItem,
     CommandExecutionItem,
@@ -41,21 +36,7 @@ from harnesses.editor import Proposal, ReviewEvent, ReviewOutcome
 from harnesses.shell import ShellCommandFinished, ShellCommandStarted, ShellEvent, ShellOutputChunk
 from harnesses.workspace import Workspace
 
-from .activity import (
-    HOSTED_CALL_TYPES,
-    CardBody,
-    CardResult,
-    CardSpec,
-    citations,
-    clip_text,
-    decode_image,
-    hosted_card,
-    hosted_result,
-    image_format,
-    mcp_list_tools_result,
-    tool_search_card,
-    tool_search_result,
-)
+from .event_relay import EventRelay
 from .views.approval_panel import ApprovalRequest
 from .views.diff_highlight import lexer_for_path
 
@@ -64,16 +45,6 @@ __all__ = ["Controller"]
 logger = logging.getLogger("desktop")
 
 AgentFactory = Callable[[Workspace], Agent[Any]]
-
-
-#: Code streamed into a code interpreter card is re-rendered at most this often (s).
-_CODE_INTERVAL_S = 0.05
-
-
-@dataclass(slots=True)
-class _Call:
-    kind: str
-    started: float = field(default_factory=time.monotonic)
 
 
 class Controller(QObject):
@@ -138,20 +109,10 @@ class Controller(QObject):
         self._task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._approvals: dict[str, asyncio.Future[tuple[str, str]]] = {}
-        self._calls: dict[str, _Call] = {}
         self._pids: dict[str, int] = {}
-        self._patch_call_id: str | None = None
         self._codex_blocks: dict[str, float] = {}
-        self._current: Any = None  # the RunResultStreaming of the run going on
-        self._display_error_shown = False
-        self._replaying = False  # load_session is showing journaled events
-        self._adopted: set[str] = set()
-        self._agent_tools: dict[str, str] = {}  # agent-tool name -> the nested agent's name
-        self._mcp_requests: set[str] = set()
-        self._open_searches: list[str] = []
-        self._code: dict[str, str] = {}  # code interpreter code streamed so far, by item id
-        self._code_shown: dict[str, float] = {}  # when that code was last sent (monotonic s)
-        self._watch_agent_tools(self._agent)
+        self._relay = EventRelay(self, self._journal, str(workspace.root))
+        self._relay.watch_agent_tools(self._agent)
         self.workspace.executor.listener = self._on_shell_event
         self._unsubscribe_review = self.workspace.review_queue.add_listener(self._on_review_event)
 
@@ -193,11 +154,11 @@ class Controller(QObject):
         self.session_id = session_id
         if self.journal is None:
             return
-        self._replaying = True
+        self._relay.replaying = True
         try:
             self._replay(session_id)
         finally:
-            self._replaying = False
+            self._relay.replaying = False
         saved = self.journal.load_run_state(session_id)
         if saved:
             self._spawn(self._resume_saved(saved))
@@ -213,7 +174,8 @@ class Controller(QObject):
             elif event.kind in ("run_failed", "run_cancelled"):
                 self.notice.emit(f"(earlier) run {event.kind.removeprefix('run_')}", "info")
             elif isinstance(payload.get("item"), dict):
-                self._show_item(event.kind, payload["item"], None, str(payload.get("parent", "")))
+                parent = str(payload.get("parent", ""))
+                self._relay.show_item(event.kind, payload["item"], None, parent)
 
     async def _resume_saved(self, saved: str) -> None:
         try:
@@ -234,7 +196,7 @@ class Controller(QObject):
         if run_config is not None:
             self._run_config = run_config
         self._agent = agent_factory(self.workspace)
-        self._watch_agent_tools(self._agent)
+        self._relay.watch_agent_tools(self._agent)
 
     # -- slots from the window -----------------------------------------------------------------
     @Slot(str)
@@ -341,9 +303,9 @@ class Controller(QObject):
                     run_config=self._run_config,
                     max_turns=self._max_turns,
                 )
-                self._current = result
+                self._relay.current = result
                 async for event in result.stream_events():
-                    self._on_event(event, result)
+                    self._relay.on_event(event, result)
                 usage = result.context_wrapper.usage
                 self.usageChanged.emit(usage.input_tokens, usage.output_tokens, usage.total_tokens)
                 await self._refresh_checkpoints()
@@ -391,13 +353,13 @@ class Controller(QObject):
                 continue
             if decision == "always_allow" and item.raw_item.get("type") == "mcp_approval_request":
                 state.approve(item, always_approve=True)  # this tool of this server, this run
-                self._restart_clock(item.call_id)
+                self._relay.restart_clock(item.call_id)
                 self.toolUpdated.emit(item.call_id, "running", None, "approved for this run")
                 continue
             if decision == "always_allow":
                 self._always_allow(item)
             state.approve(item)
-            self._restart_clock(item.call_id)
+            self._relay.restart_clock(item.call_id)
             self.toolUpdated.emit(item.call_id, "running", None, "approved")
 
     def _approval_request(self, item: ToolApprovalItem) -> ApprovalRequest:
@@ -437,12 +399,6 @@ class Controller(QObject):
             item.call_id, "command", f"Call the tool {item.tool_name}", body, reason, None, False
         )
 
-    def _restart_clock(self, call_id: str) -> None:
-        """A card's duration measures the work, not the time it waited for the user."""
-        call = self._calls.get(call_id)
-        if call is not None:
-            call.started = time.monotonic()
-
     def _always_allow(self, item: ToolApprovalItem) -> None:
         commands = item.raw_item.get("action", {}).get("commands", [])
         if not commands:
@@ -465,222 +421,6 @@ class Controller(QObject):
                 future.cancel()
             self.approvalWithdrawn.emit(request_id)
         self._approvals.clear()
-
-    # -- core events -> signals ----------------------------------------------------------------
-    def _on_event(self, event: Any, result: Any, parent: str = "") -> None:
-        """Show one stream event; an item the window cannot show is logged and skipped (a
-        display problem never stops the run)."""
-        try:
-            if isinstance(event, RawResponsesStreamEvent):
-                self._on_raw(event.data, result, parent)
-                return
-            if not isinstance(event, RunItemStreamEvent):
-                return
-            raw = event.item.raw_item
-            self._journal(event.name, {"item": raw, "parent": parent} if parent else {"item": raw})
-            self._show_item(event.name, raw, getattr(event.item, "output", None), parent)
-        except Exception as exc:
-            logger.exception("could not show a stream event")
-            if not self._display_error_shown:
-                self._display_error_shown = True
-                self.notice.emit(
-                    f"Some of the agent's activity could not be shown ({type(exc).__name__}); "
-                    "the run goes on.",
-                    "warning",
-                )
-
-    def _on_raw(self, data: Any, result: Any, parent: str) -> None:
-        kind = getattr(data, "type", "")
-        if kind == "response.output_text.delta":
-            self._adopt(str(data.item_id), parent)
-            self.assistantDelta.emit(str(data.item_id), str(data.delta))
-        elif kind == "response.output_item.added":
-            item = data.item
-            if getattr(item, "type", "") in HOSTED_CALL_TYPES and getattr(item, "id", None):
-                raw = item.model_dump(exclude_none=True, warnings=False)
-                self._start_card(self._hosted_card_id(raw), hosted_card(raw), parent)
-        elif kind == "response.output_item.done" and getattr(data.item, "type", "") == "reasoning":
-            raw = data.item.model_dump(
-                exclude_none=True, warnings=False
-            )  # in order, before later items
-            self._show_item("reasoning_item_created", raw, None, parent)
-        elif kind == "response.code_interpreter_call_code.delta":
-            item_id = str(data.item_id)
-            self._code[item_id] = self._code.get(item_id, "") + str(data.delta)
-            now = time.monotonic()  # at most one render per _CODE_INTERVAL_S per cell
-            if now - self._code_shown.get(item_id, 0.0) >= _CODE_INTERVAL_S:
-                self._code_shown[item_id] = now
-                code = clip_text(self._code[item_id])  # bounded, like the finished cell
-                self.toolBody.emit(item_id, CardBody(code=code, expanded=True))
-        elif kind == "response.code_interpreter_call_code.done":
-            item_id = str(data.item_id)
-            self._code[item_id] = str(data.code)
-            self._code_shown.pop(item_id, None)
-            self.toolBody.emit(
-                item_id, CardBody(code=clip_text(self._code[item_id]), expanded=True)
-            )
-        elif kind == "response.image_generation_call.partial_image":
-            image = decode_image(getattr(data, "partial_image_b64", None))
-            if image is not None and image_format(image) is not None:
-                self.toolBody.emit(str(data.item_id), CardBody(images=[image], expanded=True))
-        elif kind == "response.completed" and result is not None:
-            usage = result.context_wrapper.usage
-            self.usageChanged.emit(usage.input_tokens, usage.output_tokens, usage.total_tokens)
-
-    def _show_item(self, name: str, raw: dict[str, Any], output: Any, parent: str) -> None:
-        """Show one run item (live or replayed from the journal) in the conversation."""
-        item_id = str(raw.get("id", ""))
-        if name == "message_output_created":
-            self._adopt(item_id, parent)
-            self.assistantDone.emit(item_id, ItemHelpers.extract_last_text(raw) or "")
-            links = citations(raw)
-            if links:
-                self.citations.emit(item_id, links)
-        elif name == "reasoning_item_created":
-            self._adopt(item_id, parent)
-            text = " ".join(str(s.get("text", "")) for s in raw.get("summary", []) or [])
-            self.reasoning.emit(item_id, text)
-        elif name == "tool_called" and raw.get("type") in HOSTED_CALL_TYPES:
-            self._hosted_done(raw, parent)
-        elif name == "tool_called":
-            self._tool_called(raw, parent)
-        elif name == "tool_output":
-            self._tool_output(raw, output)
-        elif name == "mcp_list_tools":
-            self._hosted_done(raw, parent)
-        elif name == "tool_search_called":
-            call_id = str(raw.get("call_id") or item_id)
-            self._open_searches.append(call_id)
-            self._start_card(call_id, tool_search_card(raw), parent)
-        elif name == "tool_search_output_created":
-            call_id = str(raw.get("call_id") or "")
-            if call_id in self._open_searches:
-                self._open_searches.remove(call_id)
-            elif self._open_searches:
-                call_id = self._open_searches.pop(0)
-            else:
-                call_id = call_id or item_id
-                self._start_card(call_id, CardSpec("tool_search", "tool search"), parent)
-            self._finish_card(call_id, tool_search_result(raw))
-        elif name == "mcp_approval_requested":
-            self._mcp_requests.add(item_id)
-            self._start_card(item_id, hosted_card(raw), parent)
-            self.toolUpdated.emit(item_id, "waiting-approval", None, "waiting for approval")
-        elif name == "mcp_approval_response":
-            request_id = str(raw.get("approval_request_id", ""))
-            if raw.get("approve"):
-                self.toolUpdated.emit(request_id, "running", None, "approved")
-            else:
-                reason = str(raw.get("reason") or "")
-                self.toolUpdated.emit(request_id, "rejected", None, reason or "rejected")
-
-    def _adopt(self, entry_id: str, parent: str) -> None:
-        if parent and entry_id and entry_id not in self._adopted:
-            self._adopted.add(entry_id)
-            self.nestedEntry.emit(entry_id, parent)
-
-    def _start_card(self, call_id: str, spec: CardSpec, parent: str) -> None:
-        if call_id not in self._calls:
-            self._calls[call_id] = _Call(spec.kind)
-        self._adopt(call_id, parent)
-        self.toolStarted.emit(call_id, spec.kind, spec.title, spec.detail)
-
-    def _finish_card(self, call_id: str, result: CardResult) -> None:
-        call = self._calls.pop(call_id, None)
-        duration = int((time.monotonic() - call.started) * 1000) if call else None
-        if self._replaying:
-            duration = None
-        self.toolUpdated.emit(call_id, result.status, duration, result.summary)
-        if result.body is not None and not result.body.is_empty():
-            self.toolBody.emit(call_id, result.body)
-
-    def _hosted_done(self, raw: dict[str, Any], parent: str) -> None:
-        """A hosted call arrived complete: its card (started live or now) gets the result."""
-        call_id = self._hosted_card_id(raw)
-        self._code.pop(call_id, None)
-        self._start_card(call_id, hosted_card(raw), parent)
-        if raw.get("type") == "mcp_list_tools":
-            self._finish_card(call_id, mcp_list_tools_result(raw))
-        else:
-            self._finish_card(call_id, hosted_result(raw))
-
-    def _hosted_card_id(self, raw: dict[str, Any]) -> str:
-        request = str(raw.get("approval_request_id") or "")
-        if raw.get("type") == "mcp_call" and request in self._mcp_requests:
-            return request  # the approved request's card becomes the call's card
-        return str(raw.get("id", ""))
-
-    def _on_nested(self, payload: AgentToolStreamEvent) -> None:
-        tool_call = payload.get("tool_call") or {}
-        parent = str(tool_call.get("call_id") or "")
-        self._on_event(payload["event"], self._current, parent)
-
-    def _watch_agent_tools(self, agent: Any, seen: set[int] | None = None) -> None:
-        """Listen to the nested runs of every agent tool reachable from ``agent``."""
-        seen = set() if seen is None else seen
-        if id(agent) in seen:
-            return
-        seen.add(id(agent))
-        for tool in getattr(agent, "tools", []) or []:
-            if isinstance(tool, AgentTool):
-                self._agent_tools[tool.name] = str(getattr(tool.agent, "name", tool.name))
-                tool.add_stream_listener(self._on_nested)
-                self._watch_agent_tools(tool.agent, seen)
-
-    def _tool_called(self, raw: dict[str, Any], parent: str = "") -> None:
-        call_id = str(raw.get("call_id") or raw.get("id") or "")
-        kind = str(raw.get("type"))
-        if kind == "shell_call":
-            commands = raw.get("action", {}).get("commands", [])
-            card = ("shell", " && ".join(map(str, commands)), str(self.workspace.root))
-        elif kind == "apply_patch_call":
-            op = raw.get("operation", {})
-            card = (
-                "apply_patch",
-                f"apply_patch {op.get('path')}",
-                str(op.get("type", "")).replace("_file", ""),
-            )
-        elif kind == "function_call" and raw.get("name") in self._agent_tools:
-            card = ("agent", _agent_task(raw.get("arguments")), self._agent_tools[raw["name"]])
-        elif kind == "function_call":
-            card = ("function", f"{raw.get('name')}({_short(raw.get('arguments', ''))})", "")
-        elif kind == "computer_call":
-            actions = raw.get("actions") or [raw.get("action") or {}]
-            card = ("computer", ", ".join(str(a.get("type", "action")) for a in actions), "browser")
-        else:
-            card = ("hosted", kind.removesuffix("_call").replace("_", " "), "")
-        self._calls[call_id] = _Call(card[0])
-        if card[0] == "apply_patch":
-            self._patch_call_id = call_id
-        self._adopt(call_id, parent)
-        self.toolStarted.emit(call_id, *card)
-
-    def _tool_output(self, raw: dict[str, Any], output: Any) -> None:
-        call_id = str(raw.get("call_id") or "")
-        call = self._calls.pop(call_id, None)
-        duration = int((time.monotonic() - call.started) * 1000) if call else None
-        if self._replaying:  # shown again from the journal: the original duration is unknown
-            duration = None
-        if output is None:  # replayed: the wire item carries the output
-            output = raw.get("output") if isinstance(raw.get("output"), str) else None
-        status, summary = "completed", _short(str(output or ""), 160)
-        if call is not None and call.kind == "agent":  # a sub-agent answers in Markdown
-            summary = _short(_plain_markdown(str(output or "")), 160)
-        if raw.get("type") == "shell_call_output":
-            entries = raw.get("output", [])
-            codes = [e.get("outcome", {}) for e in entries]
-            failed = [c for c in codes if c.get("type") == "timeout" or c.get("exit_code")]
-            status = "failed" if failed else "completed"
-            summary = ", ".join(
-                "timeout" if c.get("type") == "timeout" else f"exit {c.get('exit_code')}"
-                for c in codes
-            )
-        elif raw.get("type") == "computer_call_output":
-            summary = "screenshot sent to the model"
-        elif raw.get("type") == "apply_patch_call_output":
-            status = "failed" if raw.get("status") == "failed" else "completed"
-            summary = _short(str(raw.get("output", "")), 160)
-        self.toolUpdated.emit(call_id, status, duration, summary)
 
     # -- harness events -> signals ---------------------------------------------------------
     def _on_shell_event(self, event: ShellEvent) -> None:
@@ -706,17 +446,17 @@ class Controller(QObject):
         proposal: Proposal = event.proposal
         if event.type == "submitted":
             self._journal("proposal", {"id": proposal.id, "path": proposal.path})
-            if self._patch_call_id:
+            if self._relay.patch_call_id:
                 self.toolUpdated.emit(
-                    self._patch_call_id,
+                    self._relay.patch_call_id,
                     "waiting-approval",
                     None,
                     "waiting for your review (Diff tab)",
                 )
             self._spawn(self._show_proposal(proposal))
         else:
-            if self._patch_call_id:
-                self._restart_clock(self._patch_call_id)
+            if self._relay.patch_call_id:
+                self._relay.restart_clock(self._relay.patch_call_id)
             self.proposalClosed.emit(proposal.id)
 
     async def _show_proposal(self, proposal: Proposal) -> None:
@@ -832,12 +572,6 @@ def _only_paths(diff_text: str, paths: list[str]) -> str:
     return "".join("diff --git " + s for s in kept) if kept else diff_text
 
 
-def _plain_markdown(text: str) -> str:
-    """Markdown as a plain line: code ticks, emphasis marks and link targets dropped."""
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    return re.sub(r"`+|\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)", "", text)
-
-
 def _rule_preview(command: str) -> str | None:
     """What *Always allow* would add for ``command``, or ``None`` (the button is then off)
     when no rule can match it (a here-document, a comment, an unparsable line)."""
@@ -855,20 +589,3 @@ def _pretty_json(arguments: Any) -> str:
     except ValueError:
         return str(arguments)
     return json.dumps(value, indent=2, ensure_ascii=False)
-
-
-def _agent_task(arguments: Any) -> str:
-    """The task an agent-tool call gives its agent: the ``input`` argument, else the JSON."""
-    try:
-        args = json.loads(arguments) if isinstance(arguments, str) else arguments
-    except ValueError:
-        return _short(arguments, 200)
-    if isinstance(args, dict) and isinstance(args.get("input"), str):
-        return _short(args["input"], 200)
-    return _short(args, 200)
-
-
-def _short(text: Any, limit: int = 80) -> str:
-    value = text if isinstance(text, str) else json.dumps(text)
-    value = " ".join(value.split())
-    return value if len(value) <= limit else value[: limit - 1] + "…"

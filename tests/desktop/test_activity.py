@@ -13,7 +13,7 @@ from desktop.activity import (
     tool_search_card,
     tool_search_result,
 )
-from desktop.controller import _plain_markdown
+from desktop.event_relay import _plain_markdown
 from tests.support import items
 
 PNG_1x1 = base64.b64decode(

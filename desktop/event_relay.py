@@ -1,0 +1,325 @@
+"""Core's stream events as the window's signals: cards, bodies, messages, nesting."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from core import RawResponsesStreamEvent, RunItemStreamEvent
+from core.items import ItemHelpers
+from core.tools.agent_tool import AgentTool, AgentToolStreamEvent
+
+from .activity import (
+    HOSTED_CALL_TYPES,
+    CardBody,
+    CardResult,
+    CardSpec,
+    citations,
+    clip_text,
+    decode_image,
+    hosted_card,
+    hosted_result,
+    image_format,
+    mcp_list_tools_result,
+    tool_search_card,
+    tool_search_result,
+)
+
+__all__ = ["EventRelay"]
+
+logger = logging.getLogger("desktop")
+
+#: Code streamed into a code interpreter card is re-rendered at most this often (s).
+_CODE_INTERVAL_S = 0.05
+
+
+@dataclass(slots=True)
+class _Call:
+    kind: str
+    started: float = field(default_factory=time.monotonic)
+
+
+class EventRelay:
+    """Turns the runner's stream events (and journaled items) into the controller's signals.
+
+    Live events and journal replay go through :meth:`show_item`, so a reopened session looks
+    like the live one. Nested runs of agent tools (``AgentTool.add_stream_listener``) come in
+    with the outer call id as ``parent``; their entries are adopted by that card.
+
+    Args:
+        out: the object whose signals are emitted (the :class:`~desktop.controller.Controller`).
+        journal: ``journal(kind, payload)`` records an event.
+        root: the workspace folder (shown under shell cards).
+
+    Attributes:
+        current: the run result being streamed (its usage is read on ``response.completed``).
+        replaying: journaled items are being shown (no durations: they are unknown).
+        patch_call_id: the last ``apply_patch`` call (its card waits for the review).
+    """
+
+    def __init__(self, out: Any, journal: Callable[[str, dict[str, Any]], None], root: str) -> None:
+        self._out = out
+        self._journal_event = journal
+        self._root = root
+        self.current: Any = None
+        self.replaying = False
+        self.patch_call_id: str | None = None
+        self._calls: dict[str, _Call] = {}
+        self._display_error_shown = False
+        self._adopted: set[str] = set()
+        self._agent_tools: dict[str, str] = {}  # agent-tool name -> the nested agent's name
+        self._mcp_requests: set[str] = set()
+        self._open_searches: list[str] = []
+        self._code: dict[str, str] = {}  # code interpreter code streamed so far, by item id
+        self._code_shown: dict[str, float] = {}  # when that code was last sent (monotonic s)
+
+    def restart_clock(self, call_id: str) -> None:
+        """A card's duration measures the work, not the time it waited for the user."""
+        call = self._calls.get(call_id)
+        if call is not None:
+            call.started = time.monotonic()
+
+    def on_event(self, event: Any, result: Any, parent: str = "") -> None:
+        """Show one stream event; an item the window cannot show is logged and skipped (a
+        display problem never stops the run)."""
+        try:
+            if isinstance(event, RawResponsesStreamEvent):
+                self._on_raw(event.data, result, parent)
+                return
+            if not isinstance(event, RunItemStreamEvent):
+                return
+            raw = event.item.raw_item
+            self._journal_event(
+                event.name, {"item": raw, "parent": parent} if parent else {"item": raw}
+            )
+            self.show_item(event.name, raw, getattr(event.item, "output", None), parent)
+        except Exception as exc:
+            logger.exception("could not show a stream event")
+            if not self._display_error_shown:
+                self._display_error_shown = True
+                self._out.notice.emit(
+                    f"Some of the agent's activity could not be shown ({type(exc).__name__}); "
+                    "the run goes on.",
+                    "warning",
+                )
+
+    def _on_raw(self, data: Any, result: Any, parent: str) -> None:
+        kind = getattr(data, "type", "")
+        if kind == "response.output_text.delta":
+            self._adopt(str(data.item_id), parent)
+            self._out.assistantDelta.emit(str(data.item_id), str(data.delta))
+        elif kind == "response.output_item.added":
+            item = data.item
+            if getattr(item, "type", "") in HOSTED_CALL_TYPES and getattr(item, "id", None):
+                raw = item.model_dump(exclude_none=True, warnings=False)
+                self._start_card(self._hosted_card_id(raw), hosted_card(raw), parent)
+        elif kind == "response.output_item.done" and getattr(data.item, "type", "") == "reasoning":
+            raw = data.item.model_dump(
+                exclude_none=True, warnings=False
+            )  # in order, before later items
+            self.show_item("reasoning_item_created", raw, None, parent)
+        elif kind == "response.code_interpreter_call_code.delta":
+            item_id = str(data.item_id)
+            self._code[item_id] = self._code.get(item_id, "") + str(data.delta)
+            now = time.monotonic()  # at most one render per _CODE_INTERVAL_S per cell
+            if now - self._code_shown.get(item_id, 0.0) >= _CODE_INTERVAL_S:
+                self._code_shown[item_id] = now
+                code = clip_text(self._code[item_id])  # bounded, like the finished cell
+                self._out.toolBody.emit(item_id, CardBody(code=code, expanded=True))
+        elif kind == "response.code_interpreter_call_code.done":
+            item_id = str(data.item_id)
+            self._code[item_id] = str(data.code)
+            self._code_shown.pop(item_id, None)
+            self._out.toolBody.emit(
+                item_id, CardBody(code=clip_text(self._code[item_id]), expanded=True)
+            )
+        elif kind == "response.image_generation_call.partial_image":
+            image = decode_image(getattr(data, "partial_image_b64", None))
+            if image is not None and image_format(image) is not None:
+                self._out.toolBody.emit(str(data.item_id), CardBody(images=[image], expanded=True))
+        elif kind == "response.completed" and result is not None:
+            usage = result.context_wrapper.usage
+            self._out.usageChanged.emit(usage.input_tokens, usage.output_tokens, usage.total_tokens)
+
+    def show_item(self, name: str, raw: dict[str, Any], output: Any, parent: str) -> None:
+        """Show one run item (live or replayed from the journal) in the conversation."""
+        item_id = str(raw.get("id", ""))
+        if name == "message_output_created":
+            self._adopt(item_id, parent)
+            self._out.assistantDone.emit(item_id, ItemHelpers.extract_last_text(raw) or "")
+            links = citations(raw)
+            if links:
+                self._out.citations.emit(item_id, links)
+        elif name == "reasoning_item_created":
+            self._adopt(item_id, parent)
+            text = " ".join(str(s.get("text", "")) for s in raw.get("summary", []) or [])
+            self._out.reasoning.emit(item_id, text)
+        elif name == "tool_called" and raw.get("type") in HOSTED_CALL_TYPES:
+            self._hosted_done(raw, parent)
+        elif name == "tool_called":
+            self._tool_called(raw, parent)
+        elif name == "tool_output":
+            self._tool_output(raw, output)
+        elif name == "mcp_list_tools":
+            self._hosted_done(raw, parent)
+        elif name == "tool_search_called":
+            call_id = str(raw.get("call_id") or item_id)
+            self._open_searches.append(call_id)
+            self._start_card(call_id, tool_search_card(raw), parent)
+        elif name == "tool_search_output_created":
+            call_id = str(raw.get("call_id") or "")
+            if call_id in self._open_searches:
+                self._open_searches.remove(call_id)
+            elif self._open_searches:
+                call_id = self._open_searches.pop(0)
+            else:
+                call_id = call_id or item_id
+                self._start_card(call_id, CardSpec("tool_search", "tool search"), parent)
+            self._finish_card(call_id, tool_search_result(raw))
+        elif name == "mcp_approval_requested":
+            self._mcp_requests.add(item_id)
+            self._start_card(item_id, hosted_card(raw), parent)
+            self._out.toolUpdated.emit(item_id, "waiting-approval", None, "waiting for approval")
+        elif name == "mcp_approval_response":
+            request_id = str(raw.get("approval_request_id", ""))
+            if raw.get("approve"):
+                self._out.toolUpdated.emit(request_id, "running", None, "approved")
+            else:
+                reason = str(raw.get("reason") or "")
+                self._out.toolUpdated.emit(request_id, "rejected", None, reason or "rejected")
+
+    def _adopt(self, entry_id: str, parent: str) -> None:
+        if parent and entry_id and entry_id not in self._adopted:
+            self._adopted.add(entry_id)
+            self._out.nestedEntry.emit(entry_id, parent)
+
+    def _start_card(self, call_id: str, spec: CardSpec, parent: str) -> None:
+        if call_id not in self._calls:
+            self._calls[call_id] = _Call(spec.kind)
+        self._adopt(call_id, parent)
+        self._out.toolStarted.emit(call_id, spec.kind, spec.title, spec.detail)
+
+    def _finish_card(self, call_id: str, result: CardResult) -> None:
+        call = self._calls.pop(call_id, None)
+        duration = int((time.monotonic() - call.started) * 1000) if call else None
+        if self.replaying:
+            duration = None
+        self._out.toolUpdated.emit(call_id, result.status, duration, result.summary)
+        if result.body is not None and not result.body.is_empty():
+            self._out.toolBody.emit(call_id, result.body)
+
+    def _hosted_done(self, raw: dict[str, Any], parent: str) -> None:
+        """A hosted call arrived complete: its card (started live or now) gets the result."""
+        call_id = self._hosted_card_id(raw)
+        self._code.pop(call_id, None)
+        self._start_card(call_id, hosted_card(raw), parent)
+        if raw.get("type") == "mcp_list_tools":
+            self._finish_card(call_id, mcp_list_tools_result(raw))
+        else:
+            self._finish_card(call_id, hosted_result(raw))
+
+    def _hosted_card_id(self, raw: dict[str, Any]) -> str:
+        request = str(raw.get("approval_request_id") or "")
+        if raw.get("type") == "mcp_call" and request in self._mcp_requests:
+            return request  # the approved request's card becomes the call's card
+        return str(raw.get("id", ""))
+
+    def _on_nested(self, payload: AgentToolStreamEvent) -> None:
+        tool_call = payload.get("tool_call") or {}
+        parent = str(tool_call.get("call_id") or "")
+        self.on_event(payload["event"], self.current, parent)
+
+    def watch_agent_tools(self, agent: Any, seen: set[int] | None = None) -> None:
+        """Listen to the nested runs of every agent tool reachable from ``agent``."""
+        seen = set() if seen is None else seen
+        if id(agent) in seen:
+            return
+        seen.add(id(agent))
+        for tool in getattr(agent, "tools", []) or []:
+            if isinstance(tool, AgentTool):
+                self._agent_tools[tool.name] = str(getattr(tool.agent, "name", tool.name))
+                tool.add_stream_listener(self._on_nested)
+                self.watch_agent_tools(tool.agent, seen)
+
+    def _tool_called(self, raw: dict[str, Any], parent: str = "") -> None:
+        call_id = str(raw.get("call_id") or raw.get("id") or "")
+        kind = str(raw.get("type"))
+        if kind == "shell_call":
+            commands = raw.get("action", {}).get("commands", [])
+            card = ("shell", " && ".join(map(str, commands)), self._root)
+        elif kind == "apply_patch_call":
+            op = raw.get("operation", {})
+            card = (
+                "apply_patch",
+                f"apply_patch {op.get('path')}",
+                str(op.get("type", "")).replace("_file", ""),
+            )
+        elif kind == "function_call" and raw.get("name") in self._agent_tools:
+            card = ("agent", _agent_task(raw.get("arguments")), self._agent_tools[raw["name"]])
+        elif kind == "function_call":
+            card = ("function", f"{raw.get('name')}({_short(raw.get('arguments', ''))})", "")
+        elif kind == "computer_call":
+            actions = raw.get("actions") or [raw.get("action") or {}]
+            card = ("computer", ", ".join(str(a.get("type", "action")) for a in actions), "browser")
+        else:
+            card = ("hosted", kind.removesuffix("_call").replace("_", " "), "")
+        self._calls[call_id] = _Call(card[0])
+        if card[0] == "apply_patch":
+            self.patch_call_id = call_id
+        self._adopt(call_id, parent)
+        self._out.toolStarted.emit(call_id, *card)
+
+    def _tool_output(self, raw: dict[str, Any], output: Any) -> None:
+        call_id = str(raw.get("call_id") or "")
+        call = self._calls.pop(call_id, None)
+        duration = int((time.monotonic() - call.started) * 1000) if call else None
+        if self.replaying:  # shown again from the journal: the original duration is unknown
+            duration = None
+        if output is None:  # replayed: the wire item carries the output
+            output = raw.get("output") if isinstance(raw.get("output"), str) else None
+        status, summary = "completed", _short(str(output or ""), 160)
+        if call is not None and call.kind == "agent":  # a sub-agent answers in Markdown
+            summary = _short(_plain_markdown(str(output or "")), 160)
+        if raw.get("type") == "shell_call_output":
+            entries = raw.get("output", [])
+            codes = [e.get("outcome", {}) for e in entries]
+            failed = [c for c in codes if c.get("type") == "timeout" or c.get("exit_code")]
+            status = "failed" if failed else "completed"
+            summary = ", ".join(
+                "timeout" if c.get("type") == "timeout" else f"exit {c.get('exit_code')}"
+                for c in codes
+            )
+        elif raw.get("type") == "computer_call_output":
+            summary = "screenshot sent to the model"
+        elif raw.get("type") == "apply_patch_call_output":
+            status = "failed" if raw.get("status") == "failed" else "completed"
+            summary = _short(str(raw.get("output", "")), 160)
+        self._out.toolUpdated.emit(call_id, status, duration, summary)
+
+
+def _plain_markdown(text: str) -> str:
+    """Markdown as a plain line: code ticks, emphasis marks and link targets dropped."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    return re.sub(r"`+|\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)", "", text)
+
+
+def _agent_task(arguments: Any) -> str:
+    """The task an agent-tool call gives its agent: the ``input`` argument, else the JSON."""
+    try:
+        args = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        return _short(arguments, 200)
+    if isinstance(args, dict) and isinstance(args.get("input"), str):
+        return _short(args["input"], 200)
+    return _short(args, 200)
+
+
+def _short(text: Any, limit: int = 80) -> str:
+    value = text if isinstance(text, str) else json.dumps(text)
+    value = " ".join(value.split())
+    return value if len(value) <= limit else value[: limit - 1] + "…"
