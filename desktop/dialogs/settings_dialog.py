@@ -22,8 +22,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
     QTabWidget,
     QTreeWidget,
     QTreeWidgetItem,
@@ -33,7 +31,8 @@ from PySide6.QtWidgets import (
 
 from core.errors import UserError
 from core.policy import MODE_DESCRIPTIONS, ApprovalMode, Rule, RuleStore
-from core.settings import API_KEY_ENV, McpServer, Settings
+from core.settings import API_KEY_ENV, Settings
+from desktop.dialogs.mcp_table import McpServersEditor
 
 __all__ = ["SettingsDialog"]
 
@@ -45,8 +44,6 @@ _MODE_LABELS = {
     ApprovalMode.AUTO: "Auto",
     ApprovalMode.FULL: "Full access",
 }
-_LABEL, _URL, _APPROVAL = range(3)
-_MCP_COLUMN_NAMES = {"label": "Label", "url": "URL", "require_approval": "Approval"}
 _HOSTED_NOTE = "Hosted tools run on OpenAI's side: they need the OpenAI API, not a local server."
 _ACTION_COLORS = {"allow": "#7ee787", "ask": "#e3b341", "deny": "#ff7b72"}
 _STYLE = """
@@ -93,35 +90,6 @@ def _error_message(error: Any) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _mcp_error(error: Any, table: QTableWidget) -> tuple[int | None, str]:
-    """The table row of an MCP server error (``None``: the whole list, e.g. a duplicate
-    label) and its message, e.g. ``Row 2 (URL): 'ftp://x' is not an http:// …``."""
-    loc = tuple(error.get("loc", ()))
-    message = _error_message(error)
-    rows = _table_rows(table)
-    if len(loc) < 2 or not isinstance(loc[1], int) or loc[1] >= len(rows):
-        return None, message
-    row = rows[loc[1]]
-    column = _MCP_COLUMN_NAMES.get(str(loc[2]) if len(loc) > 2 else "", "")
-    where = f"Row {row + 1}" + (f" ({column})" if column else "")
-    return row, f"{where}: {message}"
-
-
-def _table_rows(table: QTableWidget) -> list[int]:
-    """The table rows that are not blank (the rows sent for validation, in order)."""
-    rows = []
-    for row in range(table.rowCount()):
-        texts = [_cell_text(table, row, column) for column in (_LABEL, _URL)]
-        if any(texts):
-            rows.append(row)
-    return rows
-
-
-def _cell_text(table: QTableWidget, row: int, column: int) -> str:
-    item = table.item(row, column)
-    return item.text().strip() if item is not None else ""
-
-
 def _set_flag(widget: QWidget, name: str, value: bool | str) -> None:
     widget.setProperty(name, value)
     widget.style().unpolish(widget)
@@ -129,11 +97,12 @@ def _set_flag(widget: QWidget, name: str, value: bool | str) -> None:
 
 
 class _Field(QWidget):
-    """An input with a red message line under it."""
+    """An input with a red message line under it; ``marked`` (default: the editor) turns red."""
 
-    def __init__(self, editor: QWidget, *extra: QWidget) -> None:
+    def __init__(self, editor: QWidget, *extra: QWidget, marked: QWidget | None = None) -> None:
         super().__init__()
         self.editor = editor
+        self._marked = marked or editor
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(editor, 1)
@@ -152,7 +121,7 @@ class _Field(QWidget):
     def set_error(self, message: str) -> None:
         self.error.setText(message)
         self.error.setVisible(bool(message))
-        _set_flag(self.editor, "invalid", bool(message))
+        _set_flag(self._marked, "invalid", bool(message))
 
 
 class SettingsDialog(QDialog):
@@ -302,25 +271,11 @@ class SettingsDialog(QDialog):
         self._fields["code_interpreter"] = _Field(self.code_interpreter_check)
         self._fields["image_generation"] = _Field(self.image_generation_check)
         self._fields["explorer"] = _Field(self.explorer_check)
-        self.mcp_table = self._mcp_table()
-        self.add_mcp_button = QPushButton("Add")
-        self.add_mcp_button.setObjectName("addMcpServerButton")
-        self.add_mcp_button.setToolTip("Add a remote MCP server")
-        self.remove_mcp_button = QPushButton("Remove")
-        self.remove_mcp_button.setObjectName("removeMcpServerButton")
-        self.remove_mcp_button.setToolTip("Remove the selected MCP server")
-        for button in (self.add_mcp_button, self.remove_mcp_button):
-            button.setAutoDefault(False)
-        self.add_mcp_button.clicked.connect(self.add_mcp_server)
-        self.remove_mcp_button.clicked.connect(self.remove_mcp_server)
-        self.mcp_table.itemSelectionChanged.connect(self._update_remove_button)
-        mcp_buttons = QWidget()
-        mcp_buttons_layout = QVBoxLayout(mcp_buttons)
-        mcp_buttons_layout.setContentsMargins(0, 0, 0, 0)
-        mcp_buttons_layout.addWidget(self.add_mcp_button)
-        mcp_buttons_layout.addWidget(self.remove_mcp_button)
-        mcp_buttons_layout.addStretch(1)
-        self._fields["mcp_servers"] = _Field(self.mcp_table, mcp_buttons)
+        self.mcp_editor = McpServersEditor()
+        self.mcp_table = self.mcp_editor.table
+        self.add_mcp_button = self.mcp_editor.add_button
+        self.remove_mcp_button = self.mcp_editor.remove_button
+        self._fields["mcp_servers"] = _Field(self.mcp_editor, marked=self.mcp_table)
         tools_group = self._group(
             "Tools",
             [
@@ -429,10 +384,7 @@ class SettingsDialog(QDialog):
         self.code_interpreter_check.setChecked(settings.code_interpreter)
         self.image_generation_check.setChecked(settings.image_generation)
         self.explorer_check.setChecked(settings.explorer)
-        self.mcp_table.setRowCount(0)
-        for server in settings.mcp_servers:
-            self._add_mcp_row(server)
-        self._update_remove_button()
+        self.mcp_editor.set_servers(settings.mcp_servers)
         self._forget_key = False
         self._end_replace()
         self._show_key()
@@ -476,7 +428,9 @@ class SettingsDialog(QDialog):
                 field = self._fields.get(name, self._fields["model"])
                 if field.error.isHidden():
                     if name == "mcp_servers":
-                        row, message = _mcp_error(error, self.mcp_table)
+                        row, message = self.mcp_editor.locate_error(
+                            error.get("loc", ()), _error_message(error)
+                        )
                         field.set_error(message)
                         if row is not None:
                             self.mcp_table.selectRow(row)
@@ -507,57 +461,14 @@ class SettingsDialog(QDialog):
     @Slot()
     def add_mcp_server(self) -> None:
         """Append an empty MCP server row and start editing its label."""
-        row = self._add_mcp_row(None)
-        self.mcp_table.setCurrentCell(row, _LABEL)
-        self.mcp_table.editItem(self.mcp_table.item(row, _LABEL))
+        self.mcp_editor.add_server()
 
     @Slot()
     def remove_mcp_server(self) -> None:
         """Remove the selected MCP server rows (applied with the other fields)."""
-        rows = sorted({index.row() for index in self.mcp_table.selectedIndexes()}, reverse=True)
-        for row in rows:
-            self.mcp_table.removeRow(row)
-        self._update_remove_button()
+        self.mcp_editor.remove_selected()
 
     # -- building ----------------------------------------------------------------------------
-
-    def _mcp_table(self) -> QTableWidget:
-        table = QTableWidget(0, 3)
-        table.setObjectName("mcpServersTable")
-        table.setHorizontalHeaderLabels(["Label", "URL", "Approval"])
-        table.verticalHeader().hide()
-        table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
-        table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
-        header = table.horizontalHeader()
-        header.setSectionResizeMode(_LABEL, QHeaderView.ResizeMode.Interactive)
-        table.setColumnWidth(_LABEL, 130)
-        header.setSectionResizeMode(_URL, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(_APPROVAL, QHeaderView.ResizeMode.ResizeToContents)
-        table.setMinimumHeight(90)
-        table.setMaximumHeight(140)
-        table.setToolTip(
-            "Remote MCP servers whose tools OpenAI calls for the agent (needs the OpenAI API). "
-            "Label: letters, digits, '_' and '-'. Approval 'always' asks you before each call."
-        )
-        return table
-
-    def _add_mcp_row(self, server: McpServer | None) -> int:
-        table = self.mcp_table
-        row = table.rowCount()
-        table.insertRow(row)
-        label = QTableWidgetItem(server.label if server else "")
-        # Kept with the row (not editable here) so applying does not drop it.
-        label.setData(Qt.ItemDataRole.UserRole, server.allowed_tools if server else None)
-        if server is not None and server.allowed_tools:
-            label.setToolTip("Allowed tools: " + ", ".join(server.allowed_tools))
-        table.setItem(row, _LABEL, label)
-        table.setItem(row, _URL, QTableWidgetItem(server.url if server else ""))
-        approval = QComboBox()
-        approval.addItems(["always", "never"])
-        approval.setCurrentText(server.require_approval if server else "always")
-        approval.setToolTip("always: each call waits for your approval; never: calls run at once")
-        table.setCellWidget(row, _APPROVAL, approval)
-        return row
 
     def _group(self, title: str, rows: list[tuple[str, str | QWidget]]) -> QGroupBox:
         group = QGroupBox(title)
@@ -628,7 +539,7 @@ class SettingsDialog(QDialog):
             "code_interpreter": self.code_interpreter_check.isChecked(),
             "image_generation": self.image_generation_check.isChecked(),
             "explorer": self.explorer_check.isChecked(),
-            "mcp_servers": self._collect_mcp(),
+            "mcp_servers": self.mcp_editor.servers(),
             "api_key": s.api_key,
             "api_key_source": s.api_key_source,
         }
@@ -640,28 +551,6 @@ class SettingsDialog(QDialog):
             data["api_key"] = None
             data["api_key_source"] = "none"
         return data
-
-    def _collect_mcp(self) -> list[dict[str, Any]]:
-        """The non-blank rows as ``McpServer`` data (validated by :meth:`apply`)."""
-        table = self.mcp_table
-        servers: list[dict[str, Any]] = []
-        for row in _table_rows(table):
-            label = table.item(row, _LABEL)
-            approval = table.cellWidget(row, _APPROVAL)
-            servers.append(
-                {
-                    "label": _cell_text(table, row, _LABEL),
-                    "url": _cell_text(table, row, _URL),
-                    "require_approval": approval.currentText()
-                    if isinstance(approval, QComboBox)
-                    else "always",
-                    "allowed_tools": label.data(Qt.ItemDataRole.UserRole) if label else None,
-                }
-            )
-        return servers
-
-    def _update_remove_button(self) -> None:
-        self.remove_mcp_button.setEnabled(bool(self.mcp_table.selectedIndexes()))
 
     def _show_key(self) -> None:
         s = self._settings
