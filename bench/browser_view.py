@@ -71,6 +71,28 @@ def _ms(values: list[float]) -> str:
     return f"median {statistics.median(ordered) * 1000:6.1f} ms  p95 {p95 * 1000:6.1f} ms"
 
 
+async def _time_actions(
+    actions: dict[str, Callable[[int], Awaitable[None]]],
+    screenshot: Callable[[], Awaitable[str]],
+    reps: int,
+    *,
+    width: int,
+) -> None:
+    """Run each action ``reps`` times, each followed by a screenshot; print both timings."""
+    for name, act in actions.items():
+        action_s: list[float] = []
+        shot_s: list[float] = []
+        for i in range(reps):
+            t0 = time.perf_counter()
+            await act(i)
+            t1 = time.perf_counter()
+            await screenshot()
+            t2 = time.perf_counter()
+            action_s.append(t1 - t0)
+            shot_s.append(t2 - t1)
+        print(f"  {name:{width}s} action {_ms(action_s)} | screenshot {_ms(shot_s)}")
+
+
 async def screenshot_latency(computer: PlaywrightComputer, base: str, reps: int) -> None:
     """Print action and follow-up screenshot times per action kind."""
     await computer.start()
@@ -85,18 +107,7 @@ async def screenshot_latency(computer: PlaywrightComputer, base: str, reps: int)
         "drag": lambda i: computer.drag([(10, 300), (200, 320), (400, 340)]),
     }
     print("screenshot after each action (PNG, viewport", computer.dimensions, "):")
-    for name, act in actions.items():
-        action_s: list[float] = []
-        shot_s: list[float] = []
-        for i in range(reps):
-            t0 = time.perf_counter()
-            await act(i)
-            t1 = time.perf_counter()
-            await computer.screenshot()
-            t2 = time.perf_counter()
-            action_s.append(t1 - t0)
-            shot_s.append(t2 - t1)
-        print(f"  {name:13s} action {_ms(action_s)} | screenshot {_ms(shot_s)}")
+    await _time_actions(actions, computer.screenshot, reps, width=13)
 
 
 async def screencast_fps(computer: PlaywrightComputer, base: str, seconds: float) -> float:
@@ -209,18 +220,7 @@ def qt_view(base: str, seconds: float, reps: int) -> None:
             }
             print("with the view live, through GatedComputer (action | screenshot after it):")
             measure_from_now()
-            for name, act in actions.items():
-                action_s: list[float] = []
-                shot_s: list[float] = []
-                for i in range(reps):
-                    t0 = time.perf_counter()
-                    await act(i)
-                    t1 = time.perf_counter()
-                    await agent.screenshot()
-                    t2 = time.perf_counter()
-                    action_s.append(t1 - t0)
-                    shot_s.append(t2 - t1)
-                print(f"  {name:9s} action {_ms(action_s)} | screenshot {_ms(shot_s)}")
+            await _time_actions(actions, agent.screenshot, reps, width=9)
             print(
                 f"  while acting: {_gaps_summary(gaps, period_s)}; "
                 f"{len(view.log_entries())} actions logged"

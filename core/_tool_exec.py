@@ -25,6 +25,7 @@ from .items import (
     ToolCallOutputItem,
     ToolSearchCallItem,
     ToolSearchOutputItem,
+    _strip_created_by,
     mcp_approval_key,
 )
 from .lifecycle import call_hook
@@ -227,14 +228,6 @@ def process_response(
         else:
             logger.warning("ignoring output item of unknown type %r", kind)
     return processed
-
-
-def _strip_created_by(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip_created_by(v) for k, v in value.items() if k != "created_by"}
-    if isinstance(value, list):
-        return [_strip_created_by(v) for v in value]
-    return value
 
 
 async def _rejection_text(

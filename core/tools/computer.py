@@ -67,14 +67,8 @@ _PREVIEW_PREFIX = "computer-use-preview"
 # -- the seam (spec §6.1) -----------------------------------------------------------------------
 
 
-class Computer(abc.ABC):
-    """A synchronous computer driver (spec §6.1). Coordinates are in screenshot pixels.
-
-    ``environment`` (``"mac"|"windows"|"ubuntu"|"browser"``) and ``dimensions``
-    (``(width, height)`` in pixels) are needed only for the preview payload; override them as
-    properties or class attributes. Mouse methods may accept a keyword-only ``keys`` argument
-    (held modifier key names); it is passed only when the call carries keys.
-    """
+class _ScreenDescription:
+    """What both computer interfaces say about their screen (spec §6.1)."""
 
     @property
     def environment(self) -> Environment | None:
@@ -85,6 +79,16 @@ class Computer(abc.ABC):
     def dimensions(self) -> tuple[int, int] | None:
         """``(width, height)`` of the screen in pixels, or ``None`` when unknown."""
         return None
+
+
+class Computer(_ScreenDescription, abc.ABC):
+    """A synchronous computer driver (spec §6.1). Coordinates are in screenshot pixels.
+
+    ``environment`` (``"mac"|"windows"|"ubuntu"|"browser"``) and ``dimensions``
+    (``(width, height)`` in pixels) are needed only for the preview payload; override them as
+    properties or class attributes. Mouse methods may accept a keyword-only ``keys`` argument
+    (held modifier key names); it is passed only when the call carries keys.
+    """
 
     @abc.abstractmethod
     def screenshot(self) -> str:
@@ -123,18 +127,8 @@ class Computer(abc.ABC):
         """Press the left button at ``path[0]``, move through the path, release at the end."""
 
 
-class AsyncComputer(abc.ABC):
+class AsyncComputer(_ScreenDescription, abc.ABC):
     """The asynchronous counterpart of :class:`Computer` (same methods, awaited)."""
-
-    @property
-    def environment(self) -> Environment | None:
-        """The kind of computer, or ``None`` when unknown."""
-        return None
-
-    @property
-    def dimensions(self) -> tuple[int, int] | None:
-        """``(width, height)`` of the screen in pixels, or ``None`` when unknown."""
-        return None
 
     @abc.abstractmethod
     async def screenshot(self) -> str:

@@ -154,11 +154,14 @@ class _ToolCard(QFrame):
         self.activated.emit(self.call_id, self.kind)
 
     def set_content(self, title: str, detail: str) -> None:
+        """Show ``title`` (one line, elided) and the dim ``detail`` line (hidden when empty)."""
         self.title.set_full_text(title)
         self.detail.set_full_text(detail)
         set_shown(self.detail, bool(detail))
 
     def set_status(self, status: str, duration_ms: int | None, summary: str) -> None:
+        """Show ``status`` (``running``, ``completed``…) with ``duration_ms`` (ms, or ``None``)
+        in the pill and ``summary`` below; a final status folds the sub-conversation."""
         self.status_name = status
         self.duration_ms = duration_ms
         text = _STATUS.get(status, status)

@@ -14,8 +14,6 @@ import json
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice
-from PySide6.QtGui import QColor, QImage
 
 from core import (
     Agent,
@@ -32,22 +30,13 @@ from desktop.activity import CardBody
 from desktop.controller import Controller
 from harnesses.workspace import Workspace
 from tests.support import items
+from tests.support.images import png_bytes
 
 
 def _record(signal: Any) -> list[tuple[Any, ...]]:
     seen: list[tuple[Any, ...]] = []
     signal.connect(lambda *args: seen.append(args))
     return seen
-
-
-def _png(width: int, height: int) -> bytes:
-    image = QImage(width, height, QImage.Format.Format_RGB32)
-    image.fill(QColor("#3fb950"))
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, "PNG")
-    return bytes(data.data())
 
 
 @function_tool(defer_loading=True)
@@ -116,7 +105,7 @@ async def test_hosted_activity_and_nested_runs_become_cards(
         _record(controller.nestedEntry),
         _record(controller.approvalRequested),
     )
-    png = _png(64, 40)
+    png = png_bytes(64, 40)
     server = responses_server
     web = items.web_search_call("python decimal rounding", id="ws_1")
     web["action"]["sources"] = [

@@ -7,13 +7,14 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt
-from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetrics, QImage
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontInfo, QFontMetrics
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLabel, QToolButton
 
 from desktop.activity import CardBody, Link, SearchHit
 from desktop.views.conversation_view import ConversationView
+from tests.support.images import noise_png, png_bytes
 
 
 @pytest.fixture
@@ -24,18 +25,6 @@ def view(qtbot):
     widget.show()
     qtbot.waitExposed(widget)
     return widget
-
-
-def png(width: int, height: int) -> bytes:
-    """A real PNG image of ``width`` x ``height`` px."""
-    image = QImage(width, height, QImage.Format.Format_RGB32)
-    image.fill(QColor("#2f6fcf"))
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    assert image.save(buffer, "PNG")
-    buffer.close()
-    return bytes(data)
 
 
 LINKS = [
@@ -145,7 +134,7 @@ def shown_images(card) -> list[QLabel]:
 
 def test_image_body_shows_a_scaled_pixmap(view, qtbot) -> None:
     view.add_tool_card("img", "image_generation", "a blue square", "")
-    view.set_tool_body("img", CardBody(images=[png(800, 400)], expanded=True))
+    view.set_tool_body("img", CardBody(images=[png_bytes(800, 400)], expanded=True))
     card = view.tool_card("img")
     assert card.image_count() == 1
     view.settle()
@@ -156,7 +145,7 @@ def test_image_body_shows_a_scaled_pixmap(view, qtbot) -> None:
     assert pixmap.height() == 180  # aspect kept
     assert labels[0].isVisible()
 
-    view.set_tool_body("img", CardBody(images=[png(100, 50)], expanded=True))  # replaced
+    view.set_tool_body("img", CardBody(images=[png_bytes(100, 50)], expanded=True))  # replaced
     assert card.image_count() == 1
     labels = shown_images(card)
     assert [label.pixmap().width() for label in labels] == [100]  # small ones not upscaled
@@ -164,7 +153,7 @@ def test_image_body_shows_a_scaled_pixmap(view, qtbot) -> None:
 
 def test_images_shrink_in_a_narrow_transcript(view, qtbot) -> None:
     view.add_tool_card("img", "image_generation", "wide", "")
-    view.set_tool_body("img", CardBody(images=[png(800, 400)], expanded=True))
+    view.set_tool_body("img", CardBody(images=[png_bytes(800, 400)], expanded=True))
     card = view.tool_card("img")
     view.resize(300, 600)
     view.settle()
@@ -433,7 +422,7 @@ def test_long_unbroken_summaries_wrap_inside_the_card(view) -> None:
 
 
 def test_a_generated_image_can_be_saved_as_received(view, qtbot, tmp_path) -> None:
-    data = png(40, 30)
+    data = png_bytes(40, 30)
     view.add_tool_card("ig_s", "image_generation", "a chart", "")
     view.set_tool_body("ig_s", CardBody(images=[data, b"not an image"], expanded=True))
     body = view.tool_card("ig_s").body
@@ -483,18 +472,8 @@ def test_cards_fit_at_the_views_minimum_width(view, qtbot) -> None:
     assert right <= viewport.width()
 
 
-def _noise_png(width: int, height: int) -> bytes:
-    """A PNG that does not compress (random pixels): large bytes for its size."""
-    image = QImage(os.urandom(width * height * 4), width, height, QImage.Format.Format_RGB32).copy()
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    assert image.save(buffer, "PNG")
-    return bytes(data)
-
-
 def test_large_images_decode_off_the_gui_thread_and_only_the_latest_shows(view, qtbot) -> None:
-    partials = [_noise_png(600 + 40 * i, 400) for i in range(4)]  # each well over 256 KB
+    partials = [noise_png(600 + 40 * i, 400) for i in range(4)]  # each well over 256 KB
     assert all(len(p) > 256 * 1024 for p in partials)
     view.add_tool_card("ig_big", "image_generation", "a photo", "")
     for data in partials:  # partial images arrive faster than they decode
