@@ -49,6 +49,7 @@ from .models.wire import item_to_dict
 from .result import RunResult
 from .run_config import RunConfig
 from .run_state import RunState
+from .secret_handoff import env_value
 from .tools.computer import ensure_single_computer_tool
 from .tools.tool_search import (
     ToolSearchTool,
@@ -512,7 +513,7 @@ _providers: dict[tuple[str | None, str | None], OpenAIProvider] = {}
 
 def _default_provider() -> OpenAIProvider:
     """The OpenAI provider for the current ``OPENAI_API_KEY``/``OPENAI_BASE_URL`` (cached per pair)."""
-    key = (os.environ.get("OPENAI_API_KEY"), os.environ.get("OPENAI_BASE_URL"))
+    key = (env_value("OPENAI_API_KEY"), os.environ.get("OPENAI_BASE_URL"))
     provider = _providers.get(key)
     if provider is None:
         provider = _providers[key] = OpenAIProvider(api_key=key[0], base_url=key[1])

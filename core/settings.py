@@ -26,6 +26,8 @@ from pydantic import (
 from ._util import write_private_file
 from .errors import UserError
 from .policy.modes import ApprovalMode
+from .redaction import register_secret
+from .secret_handoff import handed_over
 
 __all__ = [
     "API_KEY_ENV",
@@ -78,6 +80,8 @@ _STORED_FIELDS = (
     "image_generation",
     "explorer",
     "mcp_servers",
+    "sandbox_hidden_paths",
+    "sandbox_shown_paths",
 )
 _MCP_LABEL = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -233,6 +237,10 @@ class Settings(BaseModel):
             default none); labels must be unique. Written as ``[[mcp_servers]]`` tables.
         explorer: offer the read-only *Explorer* sub-agent (``explore_repository``; default
             on).
+        sandbox_hidden_paths: files or folders the sandbox hides in addition to the defaults
+            (``harnesses/shell/secret_paths.py``); absolute or ``~/...``, not ``/``; stored
+            as typed (``~`` kept), without duplicates. Applied from the next command on.
+        sandbox_shown_paths: default hidden paths the user takes back out (same form).
     """
 
     model_config = ConfigDict(validate_assignment=True, extra="forbid", frozen=False)
@@ -253,6 +261,8 @@ class Settings(BaseModel):
     image_generation: bool = False
     mcp_servers: list[McpServer] = Field(default_factory=list)
     explorer: bool = True
+    sandbox_hidden_paths: list[Path] = Field(default_factory=list)
+    sandbox_shown_paths: list[Path] = Field(default_factory=list)
 
     @field_validator("model")
     @classmethod
@@ -320,6 +330,24 @@ class Settings(BaseModel):
                 seen.append(folder)
         return seen[:MAX_RECENT_FOLDERS]
 
+    @field_validator("sandbox_hidden_paths", "sandbox_shown_paths")
+    @classmethod
+    def _sandbox_paths(cls, value: list[Path]) -> list[Path]:
+        seen: list[Path] = []
+        for path in value:
+            text = str(path).strip()
+            if not text or text == ".":
+                continue
+            path = Path(text)
+            full = path.expanduser()
+            if not full.is_absolute():
+                raise ValueError(f"{text!r} is not an absolute path or ~/...")
+            if full == Path(full.anchor):
+                raise ValueError("the whole file system cannot be hidden")
+            if path not in seen:
+                seen.append(path)
+        return seen
+
     @field_validator("mcp_servers")
     @classmethod
     def _unique_labels(cls, value: list[McpServer]) -> list[McpServer]:
@@ -337,6 +365,7 @@ class Settings(BaseModel):
             self.__dict__["api_key_source"] = "none"
         elif self.api_key_source == "none":
             self.__dict__["api_key_source"] = "file"
+        _register_secrets(self)
         return self
 
     @property
@@ -370,6 +399,16 @@ class Settings(BaseModel):
 
     def _fields_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in type(self).model_fields}
+
+
+def _register_secrets(settings: Settings) -> None:
+    """Issue 11: the key in use and MCP URL passwords are redacted wherever Tandem writes."""
+    if settings.api_key is not None:
+        register_secret(settings.api_key.get_secret_value(), source="settings:api_key")
+    for server in settings.mcp_servers:
+        password = urlsplit(server.url).password
+        if password:
+            register_secret(password, source=f"settings:mcp:{server.label}")
 
 
 def _toml_string(value: str) -> str:
@@ -423,6 +462,8 @@ def _to_toml(settings: Settings, stored_key: str | None) -> str:
         "code_interpreter": settings.code_interpreter,
         "image_generation": settings.image_generation,
         "explorer": settings.explorer,
+        "sandbox_hidden_paths": [str(p) for p in settings.sandbox_hidden_paths] or None,
+        "sandbox_shown_paths": [str(p) for p in settings.sandbox_shown_paths] or None,
     }
     lines = ["# Tandem settings (written by the app; edit while it is closed).", ""]
     for key in _STORED_FIELDS:
@@ -499,7 +540,9 @@ def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
     table = _read_table(file) or {}
     if "api_key_source" in table:
         raise UserError(f"settings file {file}: unknown setting 'api_key_source'")
-    env_key = os.environ.get(API_KEY_ENV, "").strip()
+    if isinstance(table.get("api_key"), str):  # issue 11: even when the environment's wins
+        register_secret(table["api_key"].strip(), source="settings:api_key")
+    env_key = (handed_over(API_KEY_ENV) or os.environ.get(API_KEY_ENV, "")).strip()
     data = dict(table)
     if env_key:
         data["api_key"] = env_key

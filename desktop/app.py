@@ -24,6 +24,7 @@ from core import (
     UserError,
 )
 from core.policy import RuleStore
+from core.redaction import install_log_redaction
 from core.settings import Settings, load_settings
 from harnesses.browser import BrowserNotFoundError, PlaywrightComputer, find_chromium
 from harnesses.browser.gated import ActionGate, GatedComputer
@@ -78,13 +79,10 @@ class AppOptions:
 
 
 def _branch(folder: Path) -> str | None:
-    try:
-        import git
+    """The badge's branch name, read through the git door (no repository code runs)."""
+    from harnesses.vcs import current_branch
 
-        with git.Repo(folder) as repo:
-            return None if repo.head.is_detached else repo.active_branch.name
-    except Exception:
-        return None
+    return current_branch(folder)
 
 
 class _CodexRelay:
@@ -178,6 +176,8 @@ class _Session:
             rules=rules,
             sandbox_enabled=self.settings.sandbox_enabled,
             data_dir=data,
+            hidden_paths=self.settings.sandbox_hidden_paths,
+            shown_paths=self.settings.sandbox_shown_paths,
         )
         journal_path = options.journal_path or (
             self.workdir / "journal.sqlite3" if self.workdir else default_journal_path()
@@ -208,6 +208,14 @@ class _Session:
     def _settings_changed(self, settings: Settings, computer: GatedComputer | None) -> None:
         """New model, key, server or tools apply from the next run on."""
         self.settings = settings
+        self.workspace.set_sandbox_paths(
+            settings.sandbox_hidden_paths, settings.sandbox_shown_paths
+        )
+        if self.workspace.sandbox_available:  # the indicator lists what is hidden now
+            summary = self.workspace.sandbox_summary()
+            self.window.top_bar.set_sandbox_protection(
+                list(summary.hidden), list(summary.protected)
+            )
         self.factory = _agent_factory(settings, self.codex_relay, computer)
         self.controller.set_agent_factory(self.factory, _run_config(settings))
 
@@ -246,6 +254,7 @@ def _status(status: str) -> str:
 
 def run_app(options: AppOptions) -> int:
     """Open the window and run until it closes; returns the exit code."""
+    install_log_redaction()  # issue 11: logs and crash tracebacks are redacted
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Tandem")
     app.setOrganizationName("Tandem")

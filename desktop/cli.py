@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import os
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from types import ModuleType
 
 __all__ = ["main"]
 
@@ -98,8 +100,60 @@ def _no_display(what: str) -> int:
     return 2
 
 
+def _light_module(relative: str) -> ModuleType:
+    """Load a standard-library-only module by file path, under a private name, without running
+    its package's ``__init__`` (``import core`` costs most of a second before the re-exec)."""
+    path = Path(__file__).resolve().parents[1] / relative
+    spec = importlib.util.spec_from_file_location("_tandem_startup_" + path.stem, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _start_up() -> None:
+    """Issue 11 "Without the sandbox": no secret in Tandem's exec-time environment.
+
+    Re-executes the interpreter without secret-named variables (their values go through a
+    pipe, see :mod:`core.secret_handoff`; no-op without secrets, guarded against looping),
+    then makes this process undumpable (same-uid processes cannot read its memory or environ;
+    root still can), a child subreaper (stray agent processes are reparented here), and
+    registers the handed-over values for redaction.
+    """
+    if "TANDEM_SECRETS_FD" not in os.environ:  # before the re-exec: import nothing heavy
+        rule = _light_module("core/secret_names.py")  # stdlib only (redaction's name test)
+        _light_module("core/secret_handoff.py").reexec_without_secrets(rule.is_secret_name)
+    from core import secret_handoff
+    from core.redaction import register_environment
+    from harnesses.spawn import become_subreaper, set_undumpable
+
+    secret_handoff.receive()
+    set_undumpable()
+    become_subreaper()
+    register_environment(secret_handoff.handed_over_all())  # no longer in os.environ
+
+
+def _redact_output(*, wrap_streams: bool) -> None:
+    """Issue 11 "Redaction": logs, crash tracebacks and (as the entry point) everything
+    printed on stdout/stderr pass through :mod:`core.redaction`."""
+    from core.redaction import install_log_redaction, redacting
+
+    install_log_redaction()
+    if wrap_streams:
+        sys.stdout = redacting(sys.stdout)
+        sys.stderr = redacting(sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``tandem`` console script; returns the exit code."""
+    """Entry point of the ``tandem`` console script; returns the exit code.
+
+    Called as the entry point (``argv`` is ``None``), it first moves secrets out of the
+    process environment (:func:`_start_up`); called with an ``argv`` list (tests), it does not.
+    """
+    if argv is None:
+        _start_up()
+    _redact_output(wrap_streams=argv is None)
     argv = sys.argv[1:] if argv is None else argv
     try:
         return _main(argv)

@@ -143,8 +143,8 @@ class Controller(QObject):
         if self.journal is None or self.session_id is None:
             return
         try:
-            self.journal.save_run_state(self.session_id, state_json)
-            self.journal.set_status(self.session_id, status)
+            # scrub + write on the journal's writer thread, in order with the events
+            self.journal.save_state_nowait(self.session_id, state_json, status)
         except Exception:
             logger.exception("journal run-state save failed")
 

@@ -21,8 +21,6 @@ import tempfile
 from pathlib import Path
 from typing import Annotated, Any, TextIO
 
-import git
-
 from core import (
     Agent,
     CodeInterpreterTool,
@@ -37,6 +35,7 @@ from core import (
     tool_namespace,
 )
 from core.tools.agent_tool import AgentTool
+from harnesses.vcs import init_with_commit
 from harnesses.workspace import Workspace
 from resources import read_text, resource
 
@@ -51,7 +50,7 @@ __all__ = [
     "sample_tests_pass",
 ]
 
-_DEMO_ACTOR = git.Actor("Tandem demo", "demo@tandem.invalid")
+_DEMO_ACTOR = ("Tandem demo", "demo@tandem.invalid")
 
 #: Demo scenarios and their session files under ``resources/demo``.
 SCENARIOS = {"fix": "session.json", "research": "research_session.json"}
@@ -95,16 +94,7 @@ def copy_sample_repo(target: Path, *, init_git: bool = True) -> Path:
 
     copy(source, target)
     if init_git:
-        repo = git.Repo.init(target, initial_branch="main")
-        repo.index.add(
-            [
-                str(p.relative_to(target))
-                for p in target.rglob("*")
-                if p.is_file() and ".git" not in p.parts
-            ]
-        )
-        repo.index.commit("Sample repository", author=_DEMO_ACTOR, committer=_DEMO_ACTOR)
-        repo.close()
+        init_with_commit(target, "Sample repository", identity=_DEMO_ACTOR, branch="main")
     return target
 
 

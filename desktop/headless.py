@@ -27,6 +27,8 @@ from core import (
     UserError,
 )
 from core.policy import suggest_rule
+from core.redaction import redact_text, redacting
+from core.secret_handoff import handed_over
 from core.settings import Settings, load_settings
 from harnesses.editor import ReviewOutcome
 from harnesses.workspace import Workspace
@@ -81,7 +83,7 @@ def _model(options: HeadlessOptions) -> tuple[Any, ModelProvider | None]:
     if options.model and options.model.startswith("scripted:"):
         return ScriptedModel(options.model.removeprefix("scripted:")), None
     provider = OpenAIProvider(
-        api_key=os.environ.get("OPENAI_API_KEY"),
+        api_key=handed_over("OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY"),
         base_url=options.base_url or os.environ.get("OPENAI_BASE_URL"),
     )
     return options.model, provider
@@ -91,6 +93,7 @@ async def run_headless(
     options: HeadlessOptions, out: TextIO = sys.stdout, ask: Ask | None = None
 ) -> int:
     """Run the task; returns 0 on a final answer, 1 on a failure, 2 on a usage error."""
+    out = redacting(out)  # issue 11: nothing printed holds a known secret or a secret shape
     if not options.repo.is_dir():
         print(f"tandem run: {options.repo} is not a folder", file=sys.stderr)
         return 2
@@ -99,9 +102,11 @@ async def run_headless(
     unsubscribe = workspace.review_queue.add_listener(
         lambda event: _review(event, workspace, options, out, prompt)
     )
+    stop_services = workspace.services.add_listener(lambda service: _print_service(service, out))
     try:
         model, provider = _model(options)
         settings = _settings(out)
+        workspace.set_sandbox_paths(settings.sandbox_hidden_paths, settings.sandbox_shown_paths)
         tools: list[Any] = workspace.tools()
         codex = codex_delegate(workspace, on_stream=lambda event: _print_codex(event, out))
         if codex is not None and not isinstance(model, ScriptedModel):
@@ -127,6 +132,7 @@ async def run_headless(
             f"tandem run in {workspace.root} (mode {workspace.mode}, sandbox {'on' if workspace.sandbox_available else 'off'})",
             file=out,
         )
+        print(workspace.sandbox_summary().headline(), file=out)
         state: Any = options.task
         while True:
             result = Runner.run_streamed(
@@ -146,13 +152,15 @@ async def run_headless(
                 await _decide(item, state, workspace, options, out, prompt)
         return 0 if result.final_output is not None else 1
     except UserError as exc:
-        print(f"tandem run: {exc}", file=sys.stderr)
+        print(redact_text(f"tandem run: {exc}"), file=sys.stderr)
         return 2
     except Exception as exc:  # reported, not a traceback, for scripts
-        print(f"tandem run failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(redact_text(f"tandem run failed: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return 1
     finally:
         unsubscribe()
+        await _stop_services(workspace, out)
+        stop_services()
 
 
 async def _decide(
@@ -252,3 +260,24 @@ def _line(text: str) -> str:
     """Command output made safe for a terminal: escape sequences removed, ends with a newline."""
     clean = strip_ansi(text)
     return clean if not clean or clean.endswith("\n") else clean + "\n"
+
+
+def _print_service(service: Any, out: TextIO) -> None:
+    """A background service started or ended (``harnesses.spawn.ServiceRegistry`` listener)."""
+    if service.running:
+        print(f"[service] started background service #{service.number} (pid {service.pid}): {service.command}", file=out)
+    elif service.killed:
+        print(f"[service] killed #{service.number}: {service.command}", file=out)
+    else:
+        print(f"[service] #{service.number} exited ({service.exit_code}): {service.command}", file=out)
+
+
+async def _stop_services(workspace: Workspace, out: TextIO) -> None:
+    """At exit: list the services still running, kill them and wait (bounded) for them."""
+    running = workspace.services.running()
+    if running:
+        print(f"[service] {len(running)} background service(s) running at exit:", file=out)
+        for service in running:
+            print(f"  #{service.number} pid {service.pid}: {service.command}", file=out)
+    workspace.services.kill_all()
+    await workspace.services.wait_all()

@@ -25,6 +25,7 @@ from .views.composer import Composer
 from .views.conversation_view import ConversationView
 from .views.diff_model import build_file_diff
 from .views.diff_view import DiffView
+from .views.services_view import ServicesView
 from .views.sessions_list import SessionsList
 from .views.terminal_view import TerminalView
 from .views.top_bar import TopBar
@@ -105,6 +106,8 @@ class MainWindow(QMainWindow):
             self.top_bar.set_sandbox("off", "Sandbox turned off in Settings")
         elif workspace.sandbox_available:
             self.top_bar.set_sandbox("on", "Commands run under bubblewrap")
+            summary = workspace.sandbox_summary()
+            self.top_bar.set_sandbox_protection(list(summary.hidden), list(summary.protected))
         else:
             self.top_bar.set_sandbox(
                 "unavailable", "bubblewrap (bwrap) is not installed or does not work here"
@@ -196,6 +199,10 @@ class MainWindow(QMainWindow):
         c.commandOutput.connect(self.terminal.on_output)
         c.commandFinished.connect(self.terminal.on_command_finished)
         self.terminal.killRequested.connect(c.kill_command)
+        services = getattr(c.workspace, "services", None)  # background services (issue 11)
+        if services is not None:
+            self.services_view = ServicesView(services)
+            self.services_view.install_below(self.tabs, _TABS.index("Terminal"))
 
         c.checkpointsChanged.connect(self._show_checkpoints)
         c.checkpointDiffReady.connect(self._show_checkpoint_diff)

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from core import RunItemStreamEvent
 from core.items import ItemHelpers
+from core.redaction import redact_text
 
 from .activity import (
     HOSTED_CALL_TYPES,
@@ -140,4 +141,5 @@ def _output_lines(raw: dict[str, Any], output: Any) -> list[str]:
 
 
 def _clean(text: str) -> str:
-    return display_text(text)
+    # redacted whole, before it is cut into lines: a PEM block spans several (issue 11)
+    return display_text(redact_text(text))

@@ -27,6 +27,8 @@ from core.tools.shell import ShellActionRequest, ShellCommandRequest, ShellResul
 from .checkpoints import Checkpoint, CheckpointStore
 from .editor import GitAwareEditor, ReviewQueue
 from .shell import ShellListener, SubprocessShellExecutor, sandbox_available
+from .shell.sandbox import SandboxMode, SandboxSummary, describe_sandbox
+from .spawn import ServiceRegistry
 
 __all__ = ["PendingDecision", "Workspace", "WorkspaceHooks"]
 
@@ -84,6 +86,8 @@ class Workspace:
         sandbox_enabled: use bubblewrap when it is available (the decision says which mode).
         listener: receives the shell executor's typed events (terminal view).
         data_dir: where shadow checkpoint repositories live for non-Git folders.
+        hidden_paths / shown_paths: secret paths the sandbox hides besides the defaults /
+            defaults it shows again (``Settings.sandbox_hidden_paths`` / ``..._shown_paths``).
 
     Attributes:
         executor, editor, review_queue, checkpoints: the parts, for the GUI to subscribe to.
@@ -100,17 +104,24 @@ class Workspace:
         sandbox_enabled: bool = True,
         listener: ShellListener | None = None,
         data_dir: Path | None = None,
+        hidden_paths: Iterable[Path] = (),
+        shown_paths: Iterable[Path] = (),
     ) -> None:
         self.root = Path(root).resolve()
         self.rules: list[Rule] = list(rules)
         self.sandbox_enabled = sandbox_enabled
+        #: Background services the agent started (``cmd &``): listed in the window, killed on exit.
+        self.services = ServiceRegistry()
         # What the model sees of one command's output is capped (head and tail kept); the
         # terminal view still receives every chunk through the listener.
         self.executor = SubprocessShellExecutor(
             self.root,
             listener=listener,
+            services=self.services,
             head_bytes=MODEL_OUTPUT_HEAD_BYTES,
             tail_bytes=MODEL_OUTPUT_TAIL_BYTES,
+            hidden_paths=list(hidden_paths),
+            shown_paths=list(shown_paths),
         )
         self.review_queue = ReviewQueue()
         self.checkpoints = CheckpointStore(self.root, data_dir=data_dir)
@@ -134,6 +145,28 @@ class Workspace:
     def sandbox_available(self) -> bool:
         """Whether commands can be sandboxed here (enabled and ``bwrap`` works)."""
         return self.sandbox_enabled and sandbox_available()
+
+    def set_sandbox_paths(self, hidden: Iterable[Path], shown: Iterable[Path]) -> None:
+        """Change the user's hidden / shown-again paths; applies from the next command."""
+        self.executor.hidden_paths = list(hidden)
+        self.executor.shown_paths = list(shown)
+
+    def sandbox_summary(self) -> SandboxSummary:
+        """What the sandbox does in the current approval mode (for the window and the CLI)."""
+        mode: SandboxMode
+        if not self.sandbox_enabled or self._mode == ApprovalMode.FULL:
+            mode = "off"
+        elif self._mode == ApprovalMode.READ_ONLY:
+            mode = "read-only"
+        else:
+            mode = "workspace-write"
+        return describe_sandbox(
+            mode,
+            self.root,
+            network=self.executor.network,
+            hidden_extra=self.executor.hidden_paths,
+            hidden_shown=self.executor.shown_paths,
+        )
 
     def tools(self) -> list[Any]:
         """The agent's local tools bound to this workspace."""

@@ -38,6 +38,15 @@ def _clean_environment(
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
 
 
+@pytest.fixture(autouse=True)
+def _forget_registered_secrets() -> object:
+    """Secrets registered for redaction by one test (settings keys...) do not leak into the next."""
+    yield
+    from core.redaction import forget_secrets
+
+    forget_secrets()
+
+
 @pytest_asyncio.fixture
 async def model(openai_client: openai.AsyncOpenAI) -> AsyncIterator[OpenAIResponsesModel]:  # noqa: F811
     """An :class:`OpenAIResponsesModel` on the local Responses server."""

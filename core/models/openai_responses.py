@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,6 +21,8 @@ from openai.types.responses import Response, ResponseStreamEvent
 
 from ..errors import ModelBehaviorError, ModelProviderError, UserError
 from ..items import ModelResponse
+from ..redaction import redact_text
+from ..secret_handoff import env_value
 from .interface import Model, ModelRequest
 from .provider import DEFAULT_MODEL, OpenAIProvider
 from .wire import item_to_dict
@@ -134,12 +135,13 @@ class OpenAIResponsesModel(Model):
     ) -> None:
         self.model = model
         if openai_client is None:
-            if not os.environ.get("OPENAI_API_KEY"):
+            api_key = env_value("OPENAI_API_KEY")
+            if not api_key:
                 raise UserError(
                     "No OpenAI API key: set OPENAI_API_KEY (and optionally OPENAI_BASE_URL) "
                     "or pass openai_client=AsyncOpenAI(...)."
                 )
-            openai_client = AsyncOpenAI(max_retries=max_retries)
+            openai_client = AsyncOpenAI(api_key=api_key, max_retries=max_retries)
         self._client = openai_client
         self._stream_retries = stream_retries
         self._retry_backoff_s = retry_backoff_s
@@ -217,4 +219,5 @@ def _is_transport_error(exc: Exception) -> bool:
 
 
 def _status_message(exc: openai.APIStatusError) -> str:
-    return f"Model service returned HTTP {exc.status_code}: {exc.message}"
+    # a gateway may echo the key it rejected (issue 11): the message is shown and journaled
+    return redact_text(f"Model service returned HTTP {exc.status_code}: {exc.message}")

@@ -7,6 +7,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ..errors import UserError
+from ..secret_handoff import env_value
 from .interface import Model, ModelProvider
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class OpenAIProvider(ModelProvider):
 
     def _get_client(self) -> AsyncOpenAI:
         if self._client is None:
-            key = self._api_key or os.environ.get("OPENAI_API_KEY")
+            key = self._api_key or env_value("OPENAI_API_KEY")
             if not key:
                 raise UserError(
                     "No OpenAI API key: set OPENAI_API_KEY (and optionally OPENAI_BASE_URL), "

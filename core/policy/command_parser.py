@@ -72,6 +72,16 @@ class Segment:
         hidden_args: more arguments arrive at run time (``xargs``).
         unvetted: reasons allow rules cannot vouch for it (``"sets PATH"``,
             ``"git -c can run arbitrary commands"``).
+        words: the source spelling of each word of ``argv`` (quotes, ``~`` and ``$HOME``
+            kept), for static expansion by :mod:`core.policy.reach`; same length as ``argv``.
+        reads: source spelling of files read through input redirections (``< FILE``,
+            ``0<FILE``; here-documents and ``<<<`` strings are text, not files).
+        chdir: source spelling of directories the command runs in (``env -C DIR``).
+        git_cwd: source spelling of ``git -C DIR`` options, in order (each relative to
+            the one before).
+        certain: the command runs in the line's own shell whenever the line gets that far
+            (top level, first or after ``;``/a newline, not backgrounded, not in a pipeline,
+            subshell or substitution), so a ``cd`` here moves every later command.
     """
 
     text: str
@@ -85,6 +95,11 @@ class Segment:
     privileged: bool = False
     hidden_args: bool = False
     unvetted: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
+    chdir: tuple[str, ...] = ()
+    git_cwd: tuple[str, ...] = ()
+    certain: bool = False
 
     @property
     def program(self) -> str:
@@ -127,6 +142,7 @@ class _Inherit:
     writes: tuple[str, ...] = ()
     privileged: bool = False
     hidden_args: bool = False
+    reads: tuple[str, ...] = ()
 
 
 def _refuse_bashlex_traps(src: str) -> None:
@@ -158,6 +174,7 @@ def _refuse_bashlex_traps(src: str) -> None:
 class _Walker:
     def __init__(self) -> None:
         self.out: list[Segment] = []
+        self.certain: set[int] = set()
 
     # -- bashlex trees -------------------------------------------------------------------
     def script(self, src: str, ctx: str, inherit: _Inherit, depth: int) -> None:
@@ -180,6 +197,8 @@ class _Walker:
                 raise _Unsupported(str(again)) from again
         except Exception as exc:
             raise _Unsupported(str(exc) or type(exc).__name__) from exc
+        if depth == 0 and not ctx:
+            self.certain.update(_certain_commands(trees))
         for tree in trees:
             self.node(tree, src, ctx, inherit, depth)
 
@@ -188,13 +207,14 @@ class _Walker:
         if kind == "command":
             self.command(n, src, ctx, inherit, depth)
         elif kind == "compound":
-            writes = self.redirects(getattr(n, "redirects", None) or [], src, ctx, depth)
+            writes, reads = self.redirects(getattr(n, "redirects", None) or [], src, ctx, depth)
             inner = _Inherit(
                 inherit.wrappers,
                 inherit.env,
                 inherit.writes + tuple(writes),
                 inherit.privileged,
                 inherit.hidden_args,
+                inherit.reads + tuple(reads),
             )
             for part in n.list:
                 self.node(part, src, ctx, inner, depth)
@@ -228,8 +248,12 @@ class _Walker:
                 raise _Unsupported(f"unsupported word part ({kind})")
         return dynamic
 
-    def redirects(self, nodes: list[Any], src: str, ctx: str, depth: int) -> list[str]:
+    def redirects(
+        self, nodes: list[Any], src: str, ctx: str, depth: int
+    ) -> tuple[list[str], list[str]]:
+        """Files written and (source spelling of) files read by these redirections."""
         writes: list[str] = []
+        reads: list[str] = []
         for r in nodes:
             target = getattr(r, "output", None)
             if getattr(r, "heredoc", None) is not None:
@@ -240,6 +264,8 @@ class _Walker:
                 continue
             self.word(target, src, depth)
             text = target.word
+            if r.type in ("<", "<>"):
+                reads.append(src[target.pos[0] : target.pos[1]])
             if r.type not in _WRITE_REDIRECTS:
                 continue
             if r.type == ">&" and (text.isdigit() or text == "-"):
@@ -247,39 +273,54 @@ class _Walker:
             if text in _NOT_WRITES or text.startswith("/dev/fd/"):
                 continue
             writes.append(text)
-        return writes
+        return writes, reads
 
     def command(self, n: Any, src: str, ctx: str, inherit: _Inherit, depth: int) -> None:
         words: list[Word] = []
         assigns: list[Word] = []
         redirect_nodes: list[Any] = []
         for part in n.parts:
+            raw = src[part.pos[0] : part.pos[1]]
             if part.kind == "assignment" and not words:
-                assigns.append(Word(part.word, self.word(part, src, depth)))
+                assigns.append(Word(part.word, self.word(part, src, depth), raw))
             elif part.kind in ("word", "assignment"):
-                words.append(Word(part.word, self.word(part, src, depth)))
+                words.append(Word(part.word, self.word(part, src, depth), raw))
             elif part.kind == "redirect":
                 redirect_nodes.append(part)
             else:
                 raise _Unsupported(f"unsupported command part ({part.kind})")
-        writes = inherit.writes + tuple(self.redirects(redirect_nodes, src, ctx, depth))
+        own_writes, own_reads = self.redirects(redirect_nodes, src, ctx, depth)
+        writes = inherit.writes + tuple(own_writes)
         text = src[n.pos[0] : n.pos[1]]
         env = inherit.env + tuple(a.text.split("=", 1)[0] for a in assigns)
+        reads = inherit.reads + tuple(own_reads)
         self.build(
             words,
             text,
             ctx,
-            _Inherit(inherit.wrappers, env, writes, inherit.privileged, inherit.hidden_args),
+            _Inherit(inherit.wrappers, env, writes, inherit.privileged, inherit.hidden_args, reads),
             depth,
+            certain=id(n) in self.certain,
         )
 
     # -- simple commands -----------------------------------------------------------------
-    def build(self, words: list[Word], text: str, ctx: str, inherit: _Inherit, depth: int) -> None:
+    def build(
+        self,
+        words: list[Word],
+        text: str,
+        ctx: str,
+        inherit: _Inherit,
+        depth: int,
+        *,
+        certain: bool = False,
+    ) -> None:
         full = tuple(w.text for w in words)
         wrappers = list(inherit.wrappers)
         env = list(inherit.env)
         writes = list(inherit.writes)
         privileged, hidden = inherit.privileged, inherit.hidden_args
+        reads = list(inherit.reads)
+        chdir: list[str] = []
         opaque: str | None = None
         rest = words
         while rest and not rest[0].dynamic:
@@ -292,7 +333,9 @@ class _Walker:
                     opaque = f"`{name} -c` runs a script only known at run time"
                     rest = []
                     break
-                sub = _Inherit(tuple(wrappers), tuple(env), tuple(writes), privileged, hidden)
+                sub = _Inherit(
+                    tuple(wrappers), tuple(env), tuple(writes), privileged, hidden, tuple(reads)
+                )
                 self.script(script.text, f"{name} -c", sub, depth + 1)
                 return
             if name == "eval":
@@ -300,7 +343,9 @@ class _Walker:
                     opaque = "`eval` runs code only known at run time"
                     rest = []
                     break
-                sub = _Inherit(tuple(wrappers), tuple(env), tuple(writes), privileged, hidden)
+                sub = _Inherit(
+                    tuple(wrappers), tuple(env), tuple(writes), privileged, hidden, tuple(reads)
+                )
                 self.script(" ".join(w.text for w in rest[1:]), "eval", sub, depth + 1)
                 return
             if name not in WRAPPERS:
@@ -311,24 +356,27 @@ class _Walker:
             wrappers.append(name)
             env.extend(strip.env)
             writes.extend(strip.writes)
+            reads.extend(w.source for w in strip.reads)
+            chdir.extend(w.source for w in strip.chdir)
             privileged = privileged or strip.privileged
             hidden = hidden or strip.hidden_args
             if strip.hidden_args and not ctx:
                 ctx = "xargs"
             opaque = opaque or strip.opaque
             rest = strip.inner
-        argv = tuple(w.text for w in rest)
         unvetted = [f"sets {name}" for name in dict.fromkeys(env) if risky_env(name)]
         if rest and opaque is None:
             head = rest[0]
             if head.dynamic or re.search(r"[*?\[{]", head.text):
                 opaque = f"the program name `{head.text}` is only known at run time"
-        if argv and program_name(argv[0]) == "git":
-            argv, git_unvetted = _canonical_git(argv)
+        git_cwd: list[str] = []
+        if rest and program_name(rest[0].text) == "git":
+            rest, git_unvetted, git_cwd = _canonical_git(rest)
             unvetted.extend(git_unvetted)
+        argv = tuple(w.text for w in rest)
         if argv and program_name(argv[0]) == "tee":
             writes.extend(a for a in argv[1:] if not a.startswith("-") and a not in _NOT_WRITES)
-        if not argv and not opaque and not unvetted and not env:
+        if not argv and not opaque and not unvetted and not env and not writes and not reads:
             return
         self.out.append(
             Segment(
@@ -343,6 +391,11 @@ class _Walker:
                 privileged=privileged,
                 hidden_args=hidden,
                 unvetted=tuple(unvetted),
+                words=tuple(w.source for w in rest),
+                reads=tuple(reads),
+                chdir=tuple(chdir),
+                git_cwd=tuple(git_cwd),
+                certain=certain and not wrappers,
             )
         )
         if argv and program_name(argv[0]) == "find":
@@ -359,10 +412,30 @@ class _Walker:
                     j += 1
                 inner = words[i + 1 : j]
                 if inner:
-                    sub = _Inherit(inherit.wrappers, (), (), privileged, False)
+                    sub = _Inherit(inherit.wrappers, (), (), privileged, True)  # gets `{}`
                     self.build(inner, " ".join(w.text for w in inner), "find -exec", sub, depth + 1)
                 i = j
             i += 1
+
+
+def _certain_commands(trees: list[Any]) -> set[int]:
+    """Ids of the top-level command nodes that always run in the line's own shell."""
+    found: set[int] = set()
+    for tree in trees:
+        if tree.kind == "command":
+            found.add(id(tree))
+        elif tree.kind == "list":
+            parts = tree.parts
+            for index, part in enumerate(parts):
+                if part.kind != "command":
+                    continue
+                before = parts[index - 1] if index else None
+                after = parts[index + 1] if index + 1 < len(parts) else None
+                prev_op = getattr(before, "op", None)
+                next_op = getattr(after, "op", None)
+                if prev_op in (None, ";", "\n") and next_op != "&":
+                    found.add(id(part))
+    return found
 
 
 def _blank(match: re.Match[str]) -> str:
@@ -370,26 +443,36 @@ def _blank(match: re.Match[str]) -> str:
     return lead + " " * (len(match.group(0)) - len(lead))
 
 
-def _canonical_git(argv: tuple[str, ...]) -> tuple[tuple[str, ...], list[str]]:
-    """Drop git's global options before the subcommand; report the ones that can run code."""
+def _canonical_git(words: list[Word]) -> tuple[list[Word], list[str], list[str]]:
+    """Drop git's global options before the subcommand.
+
+    Returns:
+        The words left (``git`` and the subcommand on), reasons for the options that can
+        change what git runs, and the source spelling of each ``-C DIR``.
+    """
     unvetted: list[str] = []
+    cwd: list[str] = []
     i = 1
-    while i < len(argv):
-        arg = argv[i]
+    while i < len(words):
+        arg = words[i].text
         name = arg.split("=", 1)[0]
         if name in _GIT_UNVETTED:
             unvetted.append(f"`git {name}` can change what git runs")
         if arg in _GIT_FLAGS:
             i += 1
+        elif arg == "-C":
+            cwd.append(words[i + 1].source if i + 1 < len(words) else "`?`")
+            i += 2
         elif arg in _GIT_WITH_ARG or arg in ("-c", "--config-env", "--exec-path"):
             i += 2 if arg != "--exec-path" else 1
         elif arg.startswith("--") and "=" in arg and name in (*_GIT_WITH_ARG, *_GIT_UNVETTED):
             i += 1
         elif arg.startswith("-C") and len(arg) > 2:
+            unvetted.append(f"`{arg}` is not a git option git documents")
             i += 1
         else:
             break
-    return (argv[0], *argv[i:]), unvetted
+    return [words[0], *words[i:]], unvetted, cwd
 
 
 def _rough_words(text: str) -> list[list[Word]]:
@@ -451,7 +534,7 @@ def parse_command(command: str | Sequence[str]) -> ParsedCommand:
     argv = [str(a) for a in command]
     source = shlex.join(argv)
     try:
-        walker.build([Word(a) for a in argv], source, "", _Inherit(), 0)
+        walker.build([Word(a, False, shlex.quote(a)) for a in argv], source, "", _Inherit(), 0)
     except (_Unsupported, RecursionError) as exc:
         return _rough(source, str(exc) if isinstance(exc, _Unsupported) else "too deep")
     except Exception as exc:

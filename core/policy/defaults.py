@@ -7,7 +7,24 @@ from .rules import Rule
 __all__ = ["DEFAULT_RULES", "default_rules"]
 
 # (pattern, unless): each pattern reads files or prints, never writes or runs other programs;
-# `unless` lists the arguments that would make it write or execute something.
+# `unless` lists the arguments that would make it write or execute something (shown by
+# "always allow"). The full audit is :mod:`core.policy.reach`, which every match must pass:
+# each program's option table (:mod:`core.policy.options`, :mod:`core.policy.gitreach`)
+# resolves GNU/git abbreviations, attached and bundled short options and `--`, and asks for
+# writing options (`sort -o/--outp/-T`, `tree -o/-R`, `file -C`, git's `--output` on every
+# log-like subcommand), options that run programs (`rg --pre/-z/--hostname-bin`, `sort
+# --compress-program`, `diff -l`, git `--ext-diff`/`--textconv`/`-O`/`--open-files-in-pager`,
+# cat-file `--filters`), file lists known only at run time (`--files0-from`, `md5sum -c`,
+# `file -f`, `find -files0-from`), symlink-following recursion (`grep -R`, `rg -L`, `find -L`,
+# `du -L`, `diff -r`), jq programs that import modules, and unknown or ambiguous long
+# options; every file operand and file-taking option (`grep -f`, `diff --to-file`, `jq
+# --rawfile`, `git blame --contents`, `git diff --no-index`) must resolve inside the
+# workspace after expansion and `cd` tracking. Git read commands also ask when the
+# repository's config names a program they would run (`core.fsmonitor`, `diff.external`,
+# textconv, filters other than git-lfs, pager, gpg, includes) or when there is no repository
+# in the workspace. `date` is allowed only bare (`date -s` sets the clock); `df`, `tr`,
+# `echo`, `printf` (except `-v`), `uname`, `which`, `type`, `basename`, `dirname`, `pwd`,
+# `cd` read no file.
 _READ_ONLY: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ls *", ()),
     ("cat *", ()),
@@ -38,12 +55,12 @@ _READ_ONLY: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("printf *", ()),
     ("which *", ()),
     ("type *", ()),
-    ("file *", ()),
+    ("file *", ("-C", "--compile")),
     ("stat *", ()),
     ("du *", ()),
     ("df *", ()),
-    ("tree *", ("-o",)),
-    ("sort *", ("-o", "--output", "--compress-program")),
+    ("tree *", ("-o", "-R")),
+    ("sort *", ("-o", "--output", "-T", "--temporary-directory", "--compress-program")),
     ("cut *", ()),
     ("tr *", ()),
     ("diff *", ()),
@@ -63,19 +80,19 @@ _READ_ONLY: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sha1sum *", ()),
     ("sha256sum *", ()),
     ("git status *", ()),
-    ("git diff *", ("--output", "--ext-diff")),
-    ("git log *", ("--output", "--ext-diff")),
-    ("git show *", ("--output", "--ext-diff")),
+    ("git diff *", ("--output", "--ext-diff", "--textconv")),
+    ("git log *", ("--output", "--ext-diff", "--textconv")),
+    ("git show *", ("--output", "--ext-diff", "--textconv")),
     ("git blame *", ()),
     ("git ls-files *", ()),
     ("git ls-tree *", ()),
     ("git rev-parse *", ()),
     ("git merge-base *", ()),
     ("git describe *", ()),
-    ("git cat-file *", ()),
-    ("git shortlog *", ()),
+    ("git cat-file *", ("--filters", "--textconv")),
+    ("git shortlog *", ("--output",)),
     ("git grep *", ("-O", "--open-files-in-pager")),
-    ("git stash list *", ()),
+    ("git stash list *", ("--output", "--ext-diff", "--textconv")),
     ("git branch", ()),
     ("git branch --show-current", ()),
     ("git branch -a", ()),

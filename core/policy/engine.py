@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .command_parser import ParsedCommand, Segment, parse_command
 from .defaults import DEFAULT_RULES
 from .destructive import destructive_reason
 from .modes import Action, ApprovalMode, SandboxKind, coerce_mode, strictest
+from .reach import Reach, analyse
 from .rules import (
     CONFINEMENT_GUARD,
     DESTRUCTIVE_GUARD,
@@ -128,7 +129,7 @@ def _judge(
     rules: Sequence[Rule],
     sandbox: bool,
     parse_error: str | None,
-    workspace: str | None = None,
+    reach: Reach | None = None,
 ) -> SegmentDecision:
     text = _short(seg.text) or "(empty)"
     where = f" (in a {seg.context})" if seg.context.endswith("substitution") else ""
@@ -185,13 +186,19 @@ def _judge(
         return out("allow", f"allowed: auto mode runs `{text}` in the workspace-write sandbox")
     no_sandbox = " (auto mode without a sandbox asks)" if mode is ApprovalMode.AUTO else ""
     if not seg.argv:
+        if seg.writes:
+            return out("ask", f"asked: `{text}` writes to `{seg.writes[0]}`{no_sandbox}")
+        if reach is not None and reach.redirect is not None:
+            return out("ask", f"asked: `{text}` {reach.redirect}{no_sandbox}")
         if seg.unvetted:
             return out(
                 "ask",
                 f"asked: `{text}` {seg.unvetted[0]}, which changes what later "
                 f"commands run{no_sandbox}",
             )
-        return out("allow", f"allowed: `{text}` only sets a variable")
+        if seg.env:
+            return out("allow", f"allowed: `{text}` only sets a variable")
+        return out("allow", f"allowed: `{text}` runs no program")
     if allow is None:
         return out("ask", f"asked: no rule matches `{text}`{where}{no_sandbox}")
     if seg.unvetted:
@@ -203,42 +210,16 @@ def _judge(
         )
     if seg.writes:
         return out("ask", f"asked: `{text}` writes to `{seg.writes[0]}`{no_sandbox}", allow)
-    outside = _outside_path(seg, workspace) if allow.source == "default" else None
-    if outside is not None:
+    if reach is not None and reach.redirect is not None:
+        return out("ask", f"asked: `{text}` {reach.redirect}{no_sandbox}", allow)
+    if reach is not None and reach.problem is not None and allow.source == "default":
         return out(
             "ask",
-            f"asked: `{text}` reaches `{outside}` outside the workspace; the built-in read-only "
-            f"rules only cover the workspace{no_sandbox}",
+            f"asked: `{text}` {reach.problem}; the built-in read-only rules only cover "
+            f"commands that read inside the workspace{no_sandbox}",
             allow,
         )
     return out("allow", f"allowed by rule {allow.label}", allow)
-
-
-def _outside_path(seg: Segment, workspace: str | None) -> str | None:
-    """The first argument naming a path outside ``workspace`` (absolute, ``~``, or ``..``
-    escaping it); with no workspace known, any absolute or home path counts as outside."""
-    root = os.path.realpath(workspace) if workspace else None
-    for arg in seg.argv[1:]:
-        if arg.startswith("-") and "=" not in arg:
-            continue
-        value = arg.split("=", 1)[1] if arg.startswith("-") else arg
-        if not value or "://" in value:
-            continue
-        if value.startswith("~"):
-            return value
-        if value.startswith("/"):
-            if root is None or not _within(os.path.realpath(value), root):
-                return value
-            continue
-        if ".." in value.split("/"):
-            base = root or "/__workspace__"
-            if not _within(os.path.normpath(os.path.join(base, value)), base):
-                return value
-    return None
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _combine(
@@ -288,11 +269,17 @@ def decide_command(
     sandbox_available: bool,
     use_defaults: bool = True,
     workspace: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Decision:
     """Decide whether a shell command runs, asks or is denied (PRODUCT.md "Safety model").
 
-    ``workspace`` (the repository root) limits the built-in read-only rules to paths inside
-    it: ``cat /etc/shadow`` or ``ls ~`` ask in *ask* and *read-only* modes.
+    ``workspace`` (the repository root, where commands start) limits the built-in
+    read-only rules to what they can reach inside it (:func:`~core.policy.reach.analyse`):
+    ``cat /etc/shadow``, ``cat $HOME/.ssh/id_rsa``, ``cd / && cat etc/shadow``,
+    ``git -C /elsewhere log`` or ``sort --outp=x`` ask in *ask* and *read-only* modes, and
+    so does anything whose reach cannot be resolved statically (``cat $(pick)``,
+    ``cat ~other/x``). An input redirection outside the workspace (``cat < ~/.ssh/id_rsa``)
+    asks whatever rule allowed the command.
 
     The line is split into simple commands (:func:`~core.policy.command_parser.parse_command`)
     and each is judged; the line gets the strictest verdict (deny > ask > allow), so it is
@@ -313,7 +300,10 @@ def decide_command(
     9. otherwise (*ask*, *read-only*, *auto* without a sandbox) an allow rule, user or
        built-in read-only (:data:`~core.policy.defaults.DEFAULT_RULES`), allows, unless the
        command sets a variable that changes what runs (``PATH=…``, ``GIT_PAGER=…``), uses
-       ``git -c``, or redirects output to a file; else it asks.
+       ``git -c``, redirects output to a file, or reads a file outside the workspace
+       through an input redirection; a built-in rule also needs the command's reach
+       (:func:`~core.policy.reach.analyse`) to stay inside the workspace and write or
+       run nothing; else it asks.
 
     Deny and ask rules also match the program's basename (``/bin/rm`` for ``rm``) and the
     command with its wrappers; allow rules need the exact program word.
@@ -325,6 +315,12 @@ def decide_command(
         sandbox_available: whether the executor can sandbox commands (bubblewrap on Linux).
             Without one, *auto* asks like *ask* for commands no rule allows.
         use_defaults: also apply the built-in read-only allow list (default True).
+        workspace: the workspace root (also the commands' working directory); ``None``
+            counts relative paths as inside and absolute or home paths as outside, and
+            reads nothing from disk (no symlink or git-config checks).
+        env: variables the command will see, used to expand ``$NAME``/``${NAME}``
+            (default: only ``HOME`` from ``os.environ``); names not in it, or assigned in
+            the line itself, are unresolvable.
 
     Returns:
         The :class:`Decision`; ``sandbox`` is ``"read-only"`` in *read-only* mode and
@@ -341,8 +337,15 @@ def decide_command(
         empty = SegmentDecision("", "ask", "asked: the command is empty")
         return Decision("ask", empty.reason, None, (empty,), False, sandbox)
     root = os.fspath(workspace) if workspace is not None else None
+    if env is None:
+        env = {"HOME": os.environ["HOME"]} if "HOME" in os.environ else {}
+    trusted = mode is ApprovalMode.FULL or (mode is ApprovalMode.AUTO and sandbox_available)
+    reaches: list[Reach | None] = (
+        [None] * len(parsed.segments) if trusted else list(analyse(parsed, root, env))
+    )
     judged = [
-        _judge(s, mode, chosen, sandbox_available, parsed.error, root) for s in parsed.segments
+        _judge(s, mode, chosen, sandbox_available, parsed.error, r)
+        for s, r in zip(parsed.segments, reaches, strict=True)
     ]
     if parsed.error is not None and mode is not ApprovalMode.FULL:
         judged.append(

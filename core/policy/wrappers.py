@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -11,10 +12,21 @@ __all__ = ["SHELLS", "WRAPPERS", "Strip", "Word", "program_name", "shell_script"
 
 
 class Word(NamedTuple):
-    """One shell word after quote removal; ``dynamic`` when it holds ``$x``, ``$(…)``, ``<(…)``."""
+    """One shell word after quote removal; ``dynamic`` when it holds ``$x``, ``$(…)``, ``<(…)``.
+
+    ``raw`` is the word as written in the source (quotes and ``$HOME`` kept), for static
+    expansion; empty for words that did not come from shell source (then ``source`` quotes
+    ``text``).
+    """
 
     text: str
     dynamic: bool = False
+    raw: str = ""
+
+    @property
+    def source(self) -> str:
+        """The word as the shell sees it: ``raw``, or ``text`` quoted when there is none."""
+        return self.raw or shlex.quote(self.text)
 
 
 @dataclass(slots=True)
@@ -28,6 +40,8 @@ class Strip:
         privileged: the wrapper raises privileges (sudo, doas).
         hidden_args: the wrapped command gets more arguments at run time (xargs).
         opaque: why the wrapped command cannot be known before it runs, or ``None``.
+        chdir: directories the wrapped command runs in (``env -C DIR``), in order.
+        reads: files the wrapper itself reads (``xargs -a FILE``).
     """
 
     inner: list[Word]
@@ -36,6 +50,8 @@ class Strip:
     privileged: bool = False
     hidden_args: bool = False
     opaque: str | None = None
+    chdir: list[Word] = field(default_factory=list)
+    reads: list[Word] = field(default_factory=list)
 
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"})
@@ -43,14 +59,22 @@ _SUDO_ARGS = {"u", "g", "p", "C", "D", "r", "t", "U", "T", "R", "h"}
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
+_UNKNOWN = "--?"
+
+
 def _options(
-    words: list[Word], with_arg: set[str], long_with_arg: frozenset[str] | set[str] = frozenset()
+    words: list[Word],
+    with_arg: set[str],
+    long_with_arg: frozenset[str] | set[str] = frozenset(),
+    longs: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[int, dict[str, str]]:
     """Skip leading options; return the index of the first operand and the options seen.
 
     Short options may be clustered (``-fn``) and take their argument attached (``-sKILL``)
     or as the next word; long options take ``--opt=value`` or, when listed in
-    ``long_with_arg``, the next word. ``--`` ends the options.
+    ``long_with_arg``, the next word. ``--`` ends the options. When ``longs`` lists the
+    program's long options, an unambiguous prefix stands for its option (getopt_long:
+    ``--ch=/`` is ``--chdir=/``) and an unknown or ambiguous one is recorded under ``"--?"``.
     """
     seen: dict[str, str] = {}
     i = 0
@@ -60,6 +84,13 @@ def _options(
             return i + 1, seen
         if text.startswith("--"):
             name, eq, value = text.partition("=")
+            if longs and name not in longs:
+                hits = [n for n in longs if n.startswith(name)]
+                if len(hits) != 1:
+                    seen[_UNKNOWN] = name
+                    i += 1
+                    continue
+                name = hits[0]
             if not eq and name in long_with_arg and i + 1 < len(words):
                 value = words[i + 1].text
                 i += 1
@@ -140,52 +171,99 @@ def strip_wrapper(name: str, args: list[Word]) -> Strip | None:
                 return Strip(inner=[], privileged=True, opaque=f"`{name}` opens a root shell")
             return None
         return Strip(inner=args[start:], env=env, privileged=True)
-    if name == "env":
-        start, opts = _options(args, {"u", "C", "S"})
-        if "-S" in opts or "--split-string" in opts:
-            return Strip(inner=[], opaque="`env -S` splits its command at run time")
-        start, env = _assignments(args, start)
-        if start >= len(args):
-            return None
-        return Strip(inner=args[start:], env=env)
     if name == "nohup":
         return Strip(inner=args) if args else None
-    if name == "timeout":
-        start, _ = _options(args, {"s", "k"}, {"--signal", "--kill-after"})
-        if start + 1 >= len(args):
-            return None
-        return Strip(inner=args[start + 1 :])
-    if name == "time":
-        start, opts = _options(args, {"o", "f"}, {"--output", "--format"})
-        if start >= len(args):
-            return None
-        writes = [v for k, v in opts.items() if k in ("-o", "--output") and v]
-        return Strip(inner=args[start:], writes=writes)
-    if name == "nice":
-        if args and re.fullmatch(r"-\d+", args[0].text):  # `nice -5 cmd`
-            args = args[1:]
-        start, _ = _options(args, {"n"}, {"--adjustment"})
-        return Strip(inner=args[start:]) if start < len(args) else None
-    if name == "ionice":
-        start, _ = _options(args, {"c", "n", "p", "P", "u"})
-        return Strip(inner=args[start:]) if start < len(args) else None
-    if name == "stdbuf":
-        start, _ = _options(args, {"i", "o", "e"})
-        return Strip(inner=args[start:]) if start < len(args) else None
+    strip = _strip_gnu(name, args)
+    if strip is not None or name in _GNU_LONGS:
+        return strip
     if name in ("command", "builtin", "exec"):
         start, opts = _options(args, {"a"})
         if "-v" in opts or "-V" in opts or start >= len(args):
             return None
         return Strip(inner=args[start:])
-    if name == "xargs":
-        start, _ = _options(
-            args,
-            {"a", "d", "E", "I", "L", "n", "P", "s"},
-            {"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars"},
-        )
-        inner = args[start:] or [Word("echo")]
-        return Strip(inner=inner, hidden_args=True)
     return None
+
+
+# Long options of the GNU wrappers (coreutils 9, findutils 4.9, GNU time 1.9), so that
+# abbreviations resolve as getopt_long resolves them.
+# fmt: off
+_GNU_LONGS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "env": (frozenset({"--ignore-environment", "--null", "--unset", "--chdir", "--split-string",
+                       "--block-signal", "--default-signal", "--ignore-signal",
+                       "--list-signal-handling", "--debug", "--help", "--version"}),
+            frozenset({"--unset", "--chdir", "--split-string"})),
+    "timeout": (frozenset({"--foreground", "--kill-after", "--preserve-status", "--signal",
+                           "--verbose", "--help", "--version"}),
+                frozenset({"--kill-after", "--signal"})),
+    "nice": (frozenset({"--adjustment", "--help", "--version"}), frozenset({"--adjustment"})),
+    "stdbuf": (frozenset({"--input", "--output", "--error", "--help", "--version"}),
+               frozenset({"--input", "--output", "--error"})),
+    "time": (frozenset({"--output", "--append", "--format", "--portability", "--verbose",
+                        "--quiet", "--help", "--version"}),
+             frozenset({"--output", "--format"})),
+    "xargs": (frozenset({"--arg-file", "--delimiter", "--eof", "--exit", "--help",
+                         "--interactive", "--max-args", "--max-chars", "--max-lines",
+                         "--max-procs", "--no-run-if-empty", "--null", "--open-tty",
+                         "--process-slot-var", "--replace", "--show-limits", "--verbose",
+                         "--version"}),
+              frozenset({"--arg-file", "--delimiter", "--max-args", "--max-procs",
+                         "--max-chars", "--process-slot-var"})),
+    "ionice": (frozenset({"--class", "--classdata", "--pid", "--pgid", "--ignore", "--uid",
+                          "--help", "--version"}),
+               frozenset({"--class", "--classdata", "--pid", "--pgid", "--uid"})),
+}
+_GNU_SHORT = {"env": {"u", "C", "S"}, "timeout": {"s", "k"}, "nice": {"n"},
+              "stdbuf": {"i", "o", "e"}, "time": {"o", "f"}, "ionice": {"c", "n", "p", "P", "u"},
+              "xargs": {"a", "d", "E", "I", "L", "n", "P", "s"}}
+# fmt: on
+
+
+def _strip_gnu(name: str, args: list[Word]) -> Strip | None:
+    """Strip one of the GNU wrappers in :data:`_GNU_LONGS`; ``None`` for other names."""
+    if name not in _GNU_LONGS:
+        return None
+    longs, with_arg = _GNU_LONGS[name]
+    if name == "nice" and args and re.fullmatch(r"-\d+", args[0].text):  # `nice -5 cmd`
+        args = args[1:]
+    start, opts = _options(args, _GNU_SHORT[name], with_arg, longs)
+    if _UNKNOWN in opts:
+        return Strip(inner=[], opaque=f"cannot tell what `{name} --{opts[_UNKNOWN]}` does")
+    if name == "env":
+        if "-S" in opts or "--split-string" in opts:
+            return Strip(inner=[], opaque="`env -S` splits its command at run time")
+        chdir = [_value_word(args, v) for k, v in opts.items() if k in ("-C", "--chdir")]
+        start, env = _assignments(args, start)
+        if start >= len(args):
+            return None
+        return Strip(inner=args[start:], env=env, chdir=chdir)
+    if name == "timeout":
+        start += 1  # the duration
+    if name == "xargs":
+        reads = [_value_word(args, v) for k, v in opts.items() if k in ("-a", "--arg-file")]
+        slot = opts.get("--process-slot-var")
+        return Strip(
+            inner=args[start:] or [Word("echo")],
+            hidden_args=True,
+            reads=reads,
+            env=[slot] if slot else [],
+        )
+    if start >= len(args):
+        return None
+    writes = [v for k, v in opts.items() if k in ("-o", "--output") and v and name == "time"]
+    return Strip(inner=args[start:], writes=writes)
+
+
+def _value_word(args: list[Word], value: str) -> Word:
+    """The source word behind an option value (so ``env -C "$HOME"`` keeps its quoting)."""
+    for word in args:
+        if word.text == value:
+            return word
+        if word.text.endswith(value) and word.raw:
+            cut = len(word.text) - len(value)
+            prefix = word.text[:cut]
+            if word.raw.startswith(prefix):
+                return Word(value, word.dynamic, word.raw[len(prefix) :])
+    return Word(value, True, "`?`")  # unknown spelling: unresolvable
 
 
 # fmt: off

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from core.errors import UserError
 from core.policy import MODE_DESCRIPTIONS, ApprovalMode, Rule, RuleStore
 from core.settings import API_KEY_ENV, Settings
+from desktop.dialogs.hidden_paths import HiddenPathsEditor
 from desktop.dialogs.mcp_table import McpServersEditor
 
 __all__ = ["SettingsDialog"]
@@ -245,6 +246,15 @@ class SettingsDialog(QDialog):
             ],
         )
 
+        self.hidden_editor = HiddenPathsEditor()
+        self._fields["sandbox_hidden_paths"] = _Field(
+            self.hidden_editor, marked=self.hidden_editor.extra_edit
+        )
+        self._fields["sandbox_shown_paths"] = self._fields["sandbox_hidden_paths"]
+        self.hidden_group = self._group(
+            "Hidden from commands", [("Secrets", "sandbox_hidden_paths")]
+        )
+
         # -- tools -------------------------------------------------------------------------
         self.chromium_edit = QLineEdit()
         self.chromium_edit.setPlaceholderText("found on PATH when empty (e.g. /usr/bin/chromium)")
@@ -340,7 +350,7 @@ class SettingsDialog(QDialog):
         self.tabs = QTabWidget()
         for title, groups in (
             ("Model", [model_group]),
-            ("Safety", [safety_group, self.rules_group]),
+            ("Safety", [safety_group, self.hidden_group, self.rules_group]),
             ("Tools", [tools_group]),
         ):
             page = QWidget()
@@ -385,6 +395,7 @@ class SettingsDialog(QDialog):
         self.image_generation_check.setChecked(settings.image_generation)
         self.explorer_check.setChecked(settings.explorer)
         self.mcp_editor.set_servers(settings.mcp_servers)
+        self.hidden_editor.set_paths(settings.sandbox_hidden_paths, settings.sandbox_shown_paths)
         self._forget_key = False
         self._end_replace()
         self._show_key()
@@ -540,6 +551,8 @@ class SettingsDialog(QDialog):
             "image_generation": self.image_generation_check.isChecked(),
             "explorer": self.explorer_check.isChecked(),
             "mcp_servers": self.mcp_editor.servers(),
+            "sandbox_hidden_paths": self.hidden_editor.hidden_paths(),
+            "sandbox_shown_paths": self.hidden_editor.shown_paths(),
             "api_key": s.api_key,
             "api_key_source": s.api_key_source,
         }

@@ -99,6 +99,8 @@ class TopBar(QFrame):
         self.mode_badge.clicked.connect(self.show_mode_menu)
         self.sandbox = _pill("sandbox")
         self.sandbox.hide()
+        self._sandbox_tip = ""
+        self._protection = ""
         self.usage = QLabel()
         self.usage.setObjectName("usage")
 
@@ -169,10 +171,24 @@ class TopBar(QFrame):
         """Show the sandbox ``state`` (``on``, ``off``, ``unavailable``); ``detail`` is the why."""
         text, default_tip = _SANDBOX.get(state, (state, ""))
         self.sandbox.setText(text)
-        self.sandbox.setToolTip(detail or default_tip)
+        self._sandbox_tip = detail or default_tip
+        self.sandbox.setToolTip(self._sandbox_tip + (self._protection if state == "on" else ""))
         self.sandbox.setProperty("state", state)
         self.sandbox.setVisible(True)
         _repolish(self.sandbox)
+
+    @Slot(object, object)
+    def set_sandbox_protection(self, hidden: list[str], protected: list[str]) -> None:
+        """List what commands cannot see (``hidden``: ``~/.ssh``...) and cannot change
+        (``protected``: ``.git/config``...) in the sandbox indicator's tooltip."""
+        self._protection = ""
+        if hidden:
+            self._protection += "\n\nHidden from commands:\n" + "\n".join(f"  {p}" for p in hidden)
+        if protected:
+            self._protection += "\n\nRead-only git paths:\n" + "\n".join(
+                f"  {p}" for p in protected
+            )
+        self.sandbox.setToolTip(self._sandbox_tip + self._protection)
 
     @Slot(int, int, int)
     def set_usage(self, input_tokens: int, output_tokens: int, total_tokens: int) -> None:

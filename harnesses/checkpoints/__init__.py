@@ -1,5 +1,5 @@
-"""Working-tree checkpoints under private Git refs (a shadow Git dir outside repositories)."""
+"""Working-tree checkpoints in Tandem's own per-workspace store (outside the workspace)."""
 
-from .store import REF_PREFIX, Checkpoint, CheckpointError, CheckpointStore
+from .store import REF_PREFIX, SCHEMA, Checkpoint, CheckpointError, CheckpointStore
 
-__all__ = ["REF_PREFIX", "Checkpoint", "CheckpointError", "CheckpointStore"]
+__all__ = ["REF_PREFIX", "SCHEMA", "Checkpoint", "CheckpointError", "CheckpointStore"]

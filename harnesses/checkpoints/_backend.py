@@ -1,4 +1,15 @@
-"""Blocking Git plumbing for checkpoints: which git dir, and commands with a private index."""
+"""Blocking git plumbing for checkpoints: the per-workspace store and its private indexes.
+
+Every workspace's checkpoints live in a bare repository of their own under Tandem's data
+dir (``<data>/checkpoints/<name>-<hash>.git``), with the workspace as its work tree. The
+store keeps its own objects (no alternates into the user's repository, so ``git gc``,
+``rm -rf .git`` or ``mv .git`` in the workspace cannot lose a checkpoint) and its own index
+as a stat cache (a checkpoint hashes only what changed since the last one). The user's
+repository is only read, through :mod:`harnesses.vcs`: its ``HEAD`` tree (what the first
+checkpoint's ``files_touched`` is relative to), its tracked-but-ignored paths (kept in
+snapshots, as git keeps them tracked) and its ``info/exclude`` (as ignore rules). All git
+runs go through the door (:func:`harnesses.vcs.run_git`).
+"""
 
 from __future__ import annotations
 
@@ -10,80 +21,101 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import git
+from harnesses.vcs import GitError, UserRepo, find_repo, run_git
 
-__all__ = ["CHECKPOINT_IDENTITY", "GitBackend"]
+__all__ = ["ATTRIBUTES", "CHECKPOINT_IDENTITY", "GitBackend", "store_path"]
 
 CHECKPOINT_IDENTITY = ("Tandem Checkpoints", "checkpoints@tandem.invalid")
 """Author and committer of checkpoint commits (independent of the user's git identity)."""
 
+ATTRIBUTES = "* !filter !diff !merge -text !eol -ident !working-tree-encoding\n"
+"""The store's ``info/attributes``: it has the highest precedence (``git help attributes``),
+so no ``.gitattributes`` line in the workspace can name a filter, a diff driver, an EOL or
+encoding conversion for snapshots and restores: both are byte for byte."""
+
+
+def store_path(workspace: Path, data_dir: Path | None) -> Path:
+    """Where ``workspace``'s checkpoint store lives.
+
+    Args:
+        workspace: the workspace (resolved).
+        data_dir: the checkpoints directory; ``None`` = ``platformdirs.user_data_dir("tandem")
+            / "checkpoints"``.
+
+    Returns:
+        ``<data_dir>/<folder name>-<16 hex of sha256(path)>.git``.
+    """
+    if data_dir is None:
+        import platformdirs
+
+        data_dir = Path(platformdirs.user_data_dir("tandem")) / "checkpoints"
+    data_dir = Path(os.path.realpath(data_dir))
+    digest = hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
+    return data_dir / f"{workspace.name or 'root'}-{digest}.git"
+
 
 class GitBackend:
-    """Runs git for one workspace, either in its own repository or in a shadow git dir.
+    """Runs the door's git for one workspace against its checkpoint store.
 
-    In-repo mode (the workspace is the top level of a non-bare repository): objects and the
-    private refs go into the user's repository; the user's index is only ever *read* (copied
-    as a stat cache). Shadow mode (anything else): a bare repository under ``data_dir`` with
-    the workspace as its work tree; the shadow keeps its own index cache.
+    Attributes:
+        workspace: the work tree (resolved).
+        git_dir: the store (a bare repository outside the workspace, unless ``data_dir``
+            is inside it, in which case it is excluded from snapshots).
+        user_repo: the user's repository when the workspace is its top level, else ``None``.
     """
 
     def __init__(self, workspace: Path, data_dir: Path | None) -> None:
         self.workspace = Path(os.path.realpath(workspace))
-        self.in_repo = False
-        git_dir: Path | None = None
-        with contextlib.suppress(git.InvalidGitRepositoryError, git.NoSuchPathError):
-            repo = git.Repo(self.workspace)
-            top = repo.working_tree_dir
-            if not repo.bare and top and Path(os.path.realpath(top)) == self.workspace:
-                git_dir = Path(os.path.realpath(repo.git_dir))
-                self.in_repo = True
-            repo.close()
-        if git_dir is None:
-            git_dir = self._shadow(data_dir)
-        self.git_dir = git_dir
-        self._git = git.Git(str(self.workspace))
+        self.user_repo: UserRepo | None = find_repo(self.workspace)
+        self.git_dir = store_path(self.workspace, data_dir)
+        self._init_store()
 
-    def _shadow(self, data_dir: Path | None) -> Path:
-        if data_dir is None:
-            import platformdirs
+    @property
+    def in_repo(self) -> bool:
+        """Whether the workspace is the top level of a (non-bare) git repository."""
+        return self.user_repo is not None
 
-            data_dir = Path(platformdirs.user_data_dir("tandem")) / "checkpoints"
-        data_dir = Path(os.path.realpath(data_dir))
-        digest = hashlib.sha256(str(self.workspace).encode()).hexdigest()[:16]
-        shadow = data_dir / f"{self.workspace.name or 'root'}-{digest}.git"
-        if not (shadow / "HEAD").exists():
-            shadow.parent.mkdir(parents=True, exist_ok=True)
-            git.Repo.init(shadow, bare=True).close()
-            (shadow / "tandem-workspace").write_text(str(self.workspace) + "\n", encoding="utf-8")
-        exclude = shadow / "info" / "exclude"
-        exclude.parent.mkdir(parents=True, exist_ok=True)
+    def _init_store(self) -> None:
+        store = self.git_dir
+        if not (store / "HEAD").exists():
+            store.parent.mkdir(parents=True, exist_ok=True)
+            fmt = self.user_repo.object_format if self.user_repo else "sha1"
+            run_git(
+                ["init", "-q", "--bare", "--template=", f"--object-format={fmt}", str(store)],
+                cwd=store.parent,
+            )
+            (store / "tandem-workspace").write_text(str(self.workspace) + "\n", encoding="utf-8")
+        self.refresh_rules()
+
+    def refresh_rules(self) -> None:
+        """(Re)write the store's ``info/attributes`` and ``info/exclude`` if they differ.
+
+        The exclude file holds Tandem's own paths and, as plain ignore patterns, the user's
+        ``info/exclude`` (read as data; ignore patterns run nothing).
+        """
         lines = ["/.tandem/"]
         with contextlib.suppress(ValueError):
-            rel = data_dir.relative_to(self.workspace).as_posix()
+            rel = self.git_dir.parent.relative_to(self.workspace).as_posix()
             lines.append(f"/{rel}/")
-        wanted = "\n".join(lines) + "\n"
-        if not exclude.exists() or exclude.read_text(encoding="utf-8") != wanted:
-            exclude.write_text(wanted, encoding="utf-8")
-        return shadow
+        if self.user_repo is not None:
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                user = (self.user_repo.git_dir / "info" / "exclude").read_text(encoding="utf-8")
+                lines.extend(user.splitlines())
+        self._write_if_changed(self.git_dir / "info" / "exclude", "\n".join(lines) + "\n")
+        self._write_if_changed(self.git_dir / "info" / "attributes", ATTRIBUTES)
+
+    @staticmethod
+    def _write_if_changed(path: Path, text: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            if path.read_text(encoding="utf-8") == text and not path.is_symlink():
+                return
+        tmp = path.with_name(path.name + ".tandem-tmp")
+        tmp.unlink(missing_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
 
     # -- running git --------------------------------------------------------------------
-
-    def env(self, index: Path | None = None) -> dict[str, str]:
-        """Environment for one git command (explicit git dir, work tree, identity)."""
-        name, email = CHECKPOINT_IDENTITY
-        env = {
-            "GIT_DIR": str(self.git_dir),
-            "GIT_WORK_TREE": str(self.workspace),
-            "GIT_AUTHOR_NAME": name,
-            "GIT_AUTHOR_EMAIL": email,
-            "GIT_COMMITTER_NAME": name,
-            "GIT_COMMITTER_EMAIL": email,
-            "GIT_OPTIONAL_LOCKS": "0",
-            "GIT_TERMINAL_PROMPT": "0",
-        }
-        if index is not None:
-            env["GIT_INDEX_FILE"] = str(index)
-        return env
 
     def run(
         self,
@@ -91,88 +123,128 @@ class GitBackend:
         index: Path | None = None,
         stdin: bytes | None = None,
         strip: bool = True,
+        identity: bool = False,
     ) -> str:
-        """Run ``git <args>`` and return its stdout (text).
+        """Run ``git <args>`` in the store (work tree = the workspace); return stdout (text).
 
         Raises:
-            git.GitCommandError: non-zero exit.
+            harnesses.vcs.GitError: non-zero exit.
         """
-        env = self.env(index)
-        if stdin is None:
-            out = self._git.execute(["git", *args], env=env, strip_newline_in_stdout=strip)
-        else:
-            with tempfile.TemporaryFile() as fh:
-                fh.write(stdin)
-                fh.seek(0)
-                out = self._git.execute(
-                    ["git", *args], env=env, istream=fh, strip_newline_in_stdout=strip
-                )
-        return str(out)
+        extra: dict[str, str] = {}
+        if identity:
+            name, email = CHECKPOINT_IDENTITY
+            extra = {
+                "GIT_AUTHOR_NAME": name,
+                "GIT_AUTHOR_EMAIL": email,
+                "GIT_COMMITTER_NAME": name,
+                "GIT_COMMITTER_EMAIL": email,
+            }
+        out = run_git(
+            args,
+            cwd=self.workspace,
+            git_dir=self.git_dir,
+            work_tree=self.workspace,
+            index_file=index,
+            extra_env=extra,
+            stdin=stdin,
+        ).text
+        return out.rstrip("\n") if strip else out
 
     def rev(self, spec: str) -> str | None:
-        """The object name ``spec`` resolves to, or ``None``."""
-        try:
-            return self.run("rev-parse", "--verify", "--quiet", spec) or None
-        except git.GitCommandError:
-            return None
+        """The object name ``spec`` resolves to in the store, or ``None``."""
+        result = run_git(
+            ["rev-parse", "--verify", "--quiet", spec],
+            cwd=self.workspace,
+            git_dir=self.git_dir,
+            check=False,
+        )
+        return (result.text.strip() or None) if result.returncode == 0 else None
 
     @contextlib.contextmanager
     def temp_index(self, *, seed: bool) -> Iterator[Path]:
-        """A private index file; with ``seed`` it starts as a copy of the stat cache.
+        """A private index file; with ``seed`` it starts as a copy of the store's stat cache.
 
-        The cache is the user's index in in-repo mode (read only, never written) and the
-        shadow's own ``index`` in shadow mode. The copy keeps the file's mtime: git compares
-        entry mtimes with it to spot "racily clean" entries, and a fresh mtime would make a
-        same-size edit within the same second look unchanged.
+        The copy keeps the file's mtime: git compares entry mtimes with it to spot "racily
+        clean" entries, and a fresh mtime would make a same-size edit within the same second
+        look unchanged.
         """
         tmp_dir = Path(tempfile.mkdtemp(prefix="tandem-index-"))
         index = tmp_dir / "index"
         try:
             if seed:
-                source = self.git_dir / "index"
                 with contextlib.suppress(FileNotFoundError):
-                    shutil.copy2(source, index)
+                    shutil.copy2(self.git_dir / "index", index)
             yield index
         finally:
             shutil.rmtree(tmp_dir, ignore_errors=True)
 
     def save_cache(self, index: Path) -> None:
-        """Keep ``index`` as the shadow's stat cache (shadow mode only)."""
-        if self.in_repo or not index.exists():
+        """Keep ``index`` as the store's stat cache."""
+        if not index.exists():
             return
-        dest = self.git_dir / "index"
         tmp = self.git_dir / "index.tandem-tmp"
         shutil.copy2(index, tmp)
-        os.replace(tmp, dest)
+        os.replace(tmp, self.git_dir / "index")
 
     def snapshot_tree(self) -> str:
         """Write the working tree (tracked + untracked, ignoring ignored files) as a tree.
 
+        "Tracked" includes paths the user's index tracks although ignore rules match them.
+
         Returns:
-            The tree's object name.
+            The tree's object name (in the store).
         """
+        self.refresh_rules()
+        keep = self._tracked_ignored()
         with self.temp_index(seed=True) as index:
             try:
                 self.run("add", "-A", "--", ".", index=index)
-            except git.GitCommandError:
-                # an unreadable cache (e.g. a split index): start from an empty index
+            except GitError:
+                # an unreadable cache: start from an empty index
                 index.unlink(missing_ok=True)
                 self.run("add", "-A", "--", ".", index=index)
-            if not self.in_repo:
-                ignored = self.run(
-                    "ls-files", "-z", "--cached", "--ignored", "--exclude-standard", index=index
-                )
-                paths = [p for p in ignored.split("\0") if p]
-                if paths:
-                    self.run(
-                        "rm",
-                        "--cached",
-                        "-q",
-                        "--pathspec-from-file=-",
-                        "--pathspec-file-nul",
-                        index=index,
-                        stdin="\0".join(paths).encode("utf-8", "surrogateescape"),
-                    )
+            ignored = self.run(
+                "ls-files", "-z", "--cached", "--ignored", "--exclude-standard", index=index
+            )
+            drop = [p for p in ignored.split("\0") if p and p not in keep]
+            if drop:
+                self._pathspec_run(["rm", "--cached", "-q"], drop, index)
+            if keep:
+                self._pathspec_run(["add", "-f"], sorted(keep), index)
             tree = self.run("write-tree", index=index)
             self.save_cache(index)
         return tree
+
+    def _pathspec_run(self, cmd: list[str], paths: list[str], index: Path) -> None:
+        payload = "\0".join(paths).encode("utf-8", "surrogateescape")
+        self.run(*cmd, "--pathspec-from-file=-", "--pathspec-file-nul", index=index, stdin=payload)
+
+    def _tracked_ignored(self) -> set[str]:
+        """User-tracked paths matching ignore rules that exist as files inside the workspace."""
+        if self.user_repo is None:
+            return set()
+        keep: set[str] = set()
+        for rel in self.user_repo.tracked_ignored():
+            path = self.workspace / rel
+            parent = Path(os.path.realpath(path.parent))
+            inside = parent == self.workspace or self.workspace in parent.parents
+            if inside and parent == path.parent and os.path.lexists(path) and not path.is_dir():
+                keep.add(rel)
+        return keep
+
+    def base_listing(self) -> tuple[str | None, dict[str, tuple[str, str]]]:
+        """The user's ``HEAD`` commit and its tree listing (``{}`` without a repository)."""
+        if self.user_repo is None:
+            return None, {}
+        head = self.user_repo.head_commit()
+        return head, (self.user_repo.tree_listing(head) if head else {})
+
+    def tree_listing(self, tree: str) -> dict[str, tuple[str, str]]:
+        """A store tree's blobs: ``path -> (mode, object id)``."""
+        listing: dict[str, tuple[str, str]] = {}
+        for record in self.run("ls-tree", "-r", "-z", tree).split("\0"):
+            if record:
+                header, _, path = record.partition("\t")
+                mode, _kind, oid = header.split(" ")
+                listing[path] = (mode, oid)
+        return listing

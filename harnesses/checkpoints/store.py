@@ -1,4 +1,4 @@
-"""``CheckpointStore``: snapshots of the working tree under private refs, diff and restore."""
+"""``CheckpointStore``: snapshots of the working tree in Tandem's own store, diff and restore."""
 
 from __future__ import annotations
 
@@ -14,16 +14,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-import git
+from harnesses.vcs import GitError
 
-from ._backend import GitBackend
+from ._backend import GitBackend, store_path
 
-__all__ = ["REF_PREFIX", "Checkpoint", "CheckpointError", "CheckpointStore"]
+__all__ = ["REF_PREFIX", "SCHEMA", "Checkpoint", "CheckpointError", "CheckpointStore"]
 
 _log = logging.getLogger("harnesses")
 
 REF_PREFIX = "refs/tandem/checkpoints/"
-"""Namespace of the private refs; never a branch, tag or stash."""
+"""Namespace of the refs in the checkpoint store (never in the user's repository)."""
+
+SCHEMA = 2
+"""Version of the checkpoint metadata (the JSON line in each checkpoint commit's message).
+
+Schema 2: the commit's tree is the working tree; its first parent (if any) is the previous
+checkpoint; ``meta["parts"]`` maps each part of the snapshot to where it is stored:
+``{"worktree": "tree"}``. Later parts (issue 12: the index, the stash) are added as further
+parents of the checkpoint commit, recorded as ``{"index": "parent:2", "stash": "parent:3"}``,
+so that they stay reachable from the checkpoint's ref and old readers ignore them.
+``meta["base"]`` is the user's ``HEAD`` when the snapshot was taken (or null).
+Schema 1 (no ``schema`` key): checkpoints kept under ``refs/tandem/checkpoints/`` inside the
+user's repository by earlier versions; they are left where they are and not listed."""
 
 _T = TypeVar("_T")
 _META_KEY = "tandem-checkpoint: "
@@ -48,6 +60,8 @@ class Checkpoint:
         files_touched: paths that differ from the parent checkpoint (or ``HEAD``), sorted.
         kind: ``checkpoint``, or ``pre-restore`` for the automatic snapshot a restore takes.
         restored_to: for ``pre-restore``, the id of the checkpoint that was restored.
+        base: the user's ``HEAD`` commit when the snapshot was taken (``None``: no repository
+            or an unborn branch).
     """
 
     id: str
@@ -59,6 +73,7 @@ class Checkpoint:
     files_touched: tuple[str, ...]
     kind: Literal["checkpoint", "pre-restore"] = "checkpoint"
     restored_to: str | None = None
+    base: str | None = None
 
 
 _Checkpoints = list[Checkpoint]
@@ -70,17 +85,19 @@ class CheckpointStore:
 
     A snapshot covers tracked and untracked files and leaves out ignored ones; it is built
     with a temporary index (``GIT_INDEX_FILE``), so the user's index, stash, ``HEAD`` and
-    branches are never touched. Inside a Git repository (the workspace is its top level) the
-    commits live in that repository under ``refs/tandem/checkpoints/``; elsewhere in a
-    shadow bare repository under ``data_dir``. Checkpoints are read back from the refs, so
-    they survive a restart. All methods run git off the event loop (``asyncio.to_thread``).
+    branches are never touched. The commits live in a bare repository of the workspace's own
+    under ``data_dir`` (:attr:`location`), outside the workspace and with its own objects:
+    nothing the agent does to the workspace's ``.git`` (``update-ref -d``, ``gc --prune``,
+    ``rm -rf .git``) reaches them, and the user's repository is never written to. All git
+    runs go through :mod:`harnesses.vcs` (no hooks, filters, fsmonitor, textconv...).
+    Checkpoints are read back from the store's refs, so they survive a restart. All methods
+    run git off the event loop (``asyncio.to_thread``).
     """
 
     def __init__(self, workspace: Path, *, data_dir: Path | None = None) -> None:
         """Args:
         workspace: the directory to snapshot.
-        data_dir: where shadow repositories live (for workspaces that are not the top
-            level of a Git repository); defaults to the platform data dir
+        data_dir: where checkpoint stores live; defaults to the platform data dir
             (``<user data>/tandem/checkpoints``).
 
         Raises:
@@ -93,6 +110,11 @@ class CheckpointStore:
         self._data_dir = data_dir
         self._backend: GitBackend | None = None
         self._lock = threading.Lock()
+
+    @property
+    def location(self) -> Path:
+        """The store's path (``<data_dir>/<name>-<hash>.git``; created on first use)."""
+        return store_path(self.workspace, self._data_dir)
 
     # -- public async API -----------------------------------------------------------------
 
@@ -178,9 +200,8 @@ class CheckpointStore:
                 if self._backend is None:
                     self._backend = GitBackend(self.workspace, self._data_dir)
                 return fn(*args)
-            except git.GitCommandError as exc:
-                stderr = (exc.stderr or "").strip()
-                raise CheckpointError(f"git {exc.command!r} failed: {stderr}") from exc
+            except GitError as exc:
+                raise CheckpointError(str(exc)) from exc
 
     @property
     def _git(self) -> GitBackend:
@@ -199,30 +220,42 @@ class CheckpointStore:
         if tree is None:
             tree = g.snapshot_tree()
         latest = self._latest()
-        parent = latest.commit if latest else (g.rev("HEAD^{commit}") if g.in_repo else None)
+        parent = latest.commit if latest else None
+        base, base_listing = g.base_listing()
         if parent:
             touched = g.run(
                 "diff-tree", "-r", "-z", "--no-renames", "--name-only", f"{parent}^{{tree}}", tree
             )
+            files = tuple(sorted(p for p in touched.split("\0") if p))
         else:
-            touched = g.run("ls-tree", "-r", "-z", "--name-only", tree)
-        files = tuple(sorted(p for p in touched.split("\0") if p))
+            # relative to the user's HEAD, by comparing (mode, blob id) per path
+            mine = g.tree_listing(tree)
+            files = tuple(
+                sorted(
+                    p
+                    for p in mine.keys() | base_listing.keys()
+                    if mine.get(p) != base_listing.get(p)
+                )
+            )
         created_ns = time.time_ns()
         now = created_ns / 1e9
         cid = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + "-" + uuid.uuid4().hex[:6]
         meta = {
+            "schema": SCHEMA,
             "id": cid,
             "created_ns": created_ns,
             "turn": turn,
             "kind": kind,
             "restored_to": restored_to,
             "files_touched": list(files),
+            "base": base,
+            "parts": {"worktree": "tree"},
         }
         message = f"{label}\n\n{_META_KEY}{json.dumps(meta, separators=(',', ':'))}\n"
         args = ["commit-tree", "--no-gpg-sign", tree, "-F", "-"]
         if parent:
             args[3:3] = ["-p", parent]
-        commit = g.run(*args, stdin=message.encode("utf-8"))
+        commit = g.run(*args, stdin=message.encode("utf-8"), identity=True)
         ref = REF_PREFIX + cid
         g.run("update-ref", "-m", "tandem checkpoint", ref, commit, "")
         return Checkpoint(
@@ -235,6 +268,7 @@ class CheckpointStore:
             files_touched=files,
             kind="pre-restore" if kind == "pre-restore" else "checkpoint",
             restored_to=restored_to,
+            base=base,
         )
 
     def _ensure(self, label: str, turn: int | None) -> Checkpoint:
@@ -301,6 +335,7 @@ class CheckpointStore:
             self._remove(rel)
         safe_writes = [rel for rel, added in writes if self._may_write(rel, added)]
         if safe_writes:
+            g.refresh_rules()  # no smudge filter, no EOL conversion: byte for byte
             with g.temp_index(seed=False) as index:
                 g.run("read-tree", f"{target.commit}^{{tree}}", index=index)
                 payload = "\0".join(safe_writes).encode("utf-8", "surrogateescape")
@@ -377,6 +412,7 @@ def _parse(commit: str, ref: str, message: str) -> tuple[int, Checkpoint] | None
         "pre-restore" if meta.get("kind") == "pre-restore" else "checkpoint"
     )
     restored = meta.get("restored_to")
+    base = meta.get("base")
     files = meta.get("files_touched") or []
     return created_ns, Checkpoint(
         id=ref.removeprefix(REF_PREFIX),
@@ -388,6 +424,7 @@ def _parse(commit: str, ref: str, message: str) -> tuple[int, Checkpoint] | None
         files_touched=tuple(str(f) for f in files) if isinstance(files, list) else (),
         kind=kind,
         restored_to=restored if isinstance(restored, str) else None,
+        base=base if isinstance(base, str) else None,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -13,12 +14,14 @@ import tempfile
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
+from core.secret_handoff import handed_over
 from core.tools.codex import (
     STREAM_LIMIT_ENV,
     CodexExecArgs,
     CodexOptions,
     resolve_stream_limit,
 )
+from harnesses.spawn import finish, kill_now, spawn, terminate
 
 from .argv import build_argv, provider_config
 from .binary import resolve_codex_binary
@@ -36,8 +39,9 @@ _STDERR_IN_MESSAGE_CHARS = 4_000
 class SubprocessCodexExec:
     """The real Codex CLI as a :class:`core.tools.codex.CodexExec`.
 
-    Each :meth:`run` starts ``<codex> exec --experimental-json ...`` in its own process group
-    (``start_new_session``), writes the prompt to stdin and closes it, and yields stdout lines.
+    Each :meth:`run` starts ``<codex> exec --experimental-json ...`` through the spawner
+    (:mod:`harnesses.spawn`: a supervisor kills everything the CLI started when it ends or
+    Tandem dies), writes the prompt to stdin and closes it, and yields stdout lines.
     When ``CODEX_HOME`` lies under the child's temp dir the child gets a private ``TMPDIR``
     inside ``CODEX_HOME``; a ``--output-schema`` file lives in a ``codex-output-schema-*``
     temp dir. Both are removed afterwards.
@@ -83,7 +87,7 @@ class SubprocessCodexExec:
             raise RuntimeError("Codex turn cancelled by signal before it started.")
         binary = resolve_codex_binary(self.options.codex_path_override)
         limit = resolve_stream_limit(self.options.codex_subprocess_stream_limit_bytes, os.environ)
-        env = build_child_env(self.options)
+        env = build_child_env(_with_handed_over_key(self.options))
         cleanup: list[Path] = []
         try:
             if needs_private_tmpdir(env):
@@ -112,16 +116,16 @@ class SubprocessCodexExec:
     async def _spawn(
         self, binary: str, argv: list[str], env: dict[str, str], args: CodexExecArgs, limit: int
     ) -> AsyncGenerator[str, None]:
-        proc = await asyncio.create_subprocess_exec(
-            binary,
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+        loop = asyncio.get_running_loop()
+        transport, protocol = await spawn(
+            [binary, *argv],
+            cwd=os.getcwd(),
             env=env,
-            limit=limit,
-            start_new_session=True,
+            protocol_factory=lambda: asyncio.subprocess.SubprocessStreamProtocol(limit, loop),
+            grace_ms=int(self.terminate_grace_seconds * 1000),
+            stdin=asyncio.subprocess.PIPE,
         )
+        proc = asyncio.subprocess.Process(transport, protocol, loop)  # type: ignore[arg-type]
         self.last_pid = proc.pid
         self.active_pids.add(proc.pid)
         stderr = bytearray()
@@ -182,22 +186,34 @@ class SubprocessCodexExec:
             ) from exc
 
     async def _stop(self, proc: asyncio.subprocess.Process) -> None:
-        """Make sure the process and its group are gone: SIGTERM, grace, SIGKILL."""
+        """Make sure the CLI and everything it started are gone: its supervisor SIGTERMs the
+        tree, SIGKILLs what outlives the grace, and exits; SIGKILL of the group only if not."""
         if proc.stdin is not None and not proc.stdin.is_closing():
             proc.stdin.close()
         try:
             if proc.returncode is None:
-                _signal_group(proc.pid, signals.SIGTERM)
+                terminate(proc.pid)
                 try:
-                    await asyncio.wait_for(proc.wait(), self.terminate_grace_seconds)
+                    await asyncio.wait_for(proc.wait(), self.terminate_grace_seconds + 2.0)
                 except TimeoutError:
                     _signal_group(proc.pid, signals.SIGKILL)
                     await proc.wait()
         except BaseException:
-            _signal_group(proc.pid, signals.SIGKILL)  # cancelled while stopping: no waiting
+            kill_now(proc.pid)  # cancelled while stopping: the supervisor kills all, no waiting
             raise
         finally:
-            _signal_group(proc.pid, signals.SIGKILL)  # leftovers of the group (commands Codex ran)
+            finish(proc.pid)  # leftovers of the group and strays (commands Codex ran)
+
+
+def _with_handed_over_key(options: CodexOptions) -> CodexOptions:
+    """``options`` with ``api_key`` from the start-up hand-over when neither the options nor
+    their ``env`` give one (the key is no longer in ``os.environ``: ``core.secret_handoff``)."""
+    if options.api_key or any(
+        (options.env or {}).get(n) for n in ("CODEX_API_KEY", "OPENAI_API_KEY")
+    ):
+        return options
+    key = handed_over("CODEX_API_KEY") or handed_over("OPENAI_API_KEY")
+    return dataclasses.replace(options, api_key=key) if key else options
 
 
 def _signal_group(pgid: int, sig: int) -> None:

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
-import os
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from core.tools.editor import ApplyPatchOperation, ApplyPatchResult
 
-from ._fsio import atomic_write, fingerprint, read_bytes
-from .confinement import ConfinementError, relative_display, resolve_in_workspace
+from .confined import ConfinedEntry, ConfinedWorkspace
+from .confinement import ConfinementError
 from .decisions import Plan, decide, describe
 from .hunks import HunkRelocationError, compute_hunks, relocate
 from .review import Proposal, ReviewQueue
@@ -53,6 +54,11 @@ class GitAwareEditor:
     the proposal (stale-write guard), and, with ``checkpoints``, the working tree is
     checkpointed before the first write that changes it.
 
+    Every read and write goes through one :class:`ConfinedWorkspace` (the workspace root
+    opened once; directory fds and ``O_NOFOLLOW`` on the way; temp files made and renamed
+    inside the opened directory), so a directory swapped for a symlink mid-write is refused,
+    never followed (issue 11, "Writes that cannot escape").
+
     Failures never raise: they come back as ``ApplyPatchResult(status="failed")`` with a
     message for the model, and the file is left untouched.
     """
@@ -73,13 +79,16 @@ class GitAwareEditor:
 
         Raises:
             ValueError: unknown ``mode`` or ``workspace`` is not a directory.
+            OSError: the workspace cannot be opened (it is held open by a directory fd for
+                the editor's lifetime, see :class:`ConfinedWorkspace`).
         """
         if mode not in ("review", "immediate"):
             raise ValueError(f"mode must be 'review' or 'immediate', not {mode!r}")
         workspace = Path(workspace)
         if not workspace.is_dir():
             raise ValueError(f"workspace {str(workspace)!r} is not a directory")
-        self.workspace = Path(os.path.realpath(workspace))
+        self._tree = ConfinedWorkspace(workspace)
+        self.workspace = self._tree.root
         self._mode: EditorMode = mode
         self.queue = queue if queue is not None else ReviewQueue()
         self.checkpoints = checkpoints
@@ -142,34 +151,36 @@ class GitAwareEditor:
 
     # -- proposal -------------------------------------------------------------------------
 
-    def _resolve(self, path: str, *, follow_leaf: bool) -> Path:
+    def _locate(self, path: str, *, follow_leaf: bool) -> ConfinedEntry:
         try:
-            return resolve_in_workspace(self.workspace, path, follow_leaf=follow_leaf)
+            return self._tree.locate(path, follow_leaf=follow_leaf)
         except ConfinementError as exc:
-            raise _Refused(f"{exc} Nothing was written.") from None
+            raise _Refused(_nothing_written(exc)) from None
+        except OSError as exc:
+            raise _Refused(f"Could not open {path}: {exc.strerror or exc}.") from None
 
     def _propose(self, op: ApplyPatchOperation) -> Proposal:
         kind = op.type
         if kind not in ("create_file", "update_file", "delete_file"):
             raise _Refused(f"Unknown apply_patch operation: {kind}")
-        target = self._resolve(op.path, follow_leaf=kind != "delete_file")
-        display = relative_display(self.workspace, target)
-        move_to: str | None = None
-        if op.move_to is not None and kind == "update_file":
-            dest = self._resolve(op.move_to, follow_leaf=True)
-            if dest != target:
-                move_to = relative_display(self.workspace, dest)
-                if os.path.lexists(dest):
-                    raise _Refused(
-                        f"Cannot move {display} to {move_to}: the destination already exists. "
-                        "Nothing was written."
-                    )
-        if target.is_dir():
-            raise _Refused(f"{display} is a directory. Nothing was written.")
-        try:
-            data = _read_target(target, link_itself=kind == "delete_file")
-        except OSError as exc:
-            raise _Refused(f"Could not read {display}: {exc.strerror or exc}.") from None
+        with self._locate(op.path, follow_leaf=kind != "delete_file") as entry:
+            display = entry.path
+            move_to: str | None = None
+            if op.move_to is not None and kind == "update_file":
+                with self._locate(op.move_to, follow_leaf=False) as dest:
+                    if dest.path != display:
+                        move_to = dest.path
+                        if _probe(dest.exists, display):
+                            raise _Refused(
+                                f"Cannot move {display} to {move_to}: the destination already "
+                                "exists. Nothing was written."
+                            )
+            try:
+                data = entry.read()
+            except ConfinementError as exc:
+                raise _Refused(_nothing_written(exc)) from None
+            except OSError as exc:
+                raise _Refused(f"Could not read {display}: {exc.strerror or exc}.") from None
         old_text: str | None = None
         if data is not None:
             try:
@@ -222,6 +233,8 @@ class GitAwareEditor:
             note = await asyncio.to_thread(self._write, proposal, plan)
         except _Refused as exc:
             return ApplyPatchResult(status="failed", output=str(exc))
+        except ConfinementError as exc:
+            return ApplyPatchResult(status="failed", output=_nothing_written(exc))
         except OSError as exc:
             return ApplyPatchResult(
                 status="failed",
@@ -237,29 +250,38 @@ class GitAwareEditor:
             return self._write_locked(proposal, plan)
 
     def _write_locked(self, proposal: Proposal, plan: Plan) -> str | None:
+        """Re-walk, re-read, stale-check and write through the same opened directories."""
         kind = proposal.kind
-        target = self._resolve(proposal.path, follow_leaf=kind != "delete_file")
-        dest = self._resolve(proposal.move_to, follow_leaf=True) if proposal.move_to else target
-        current = _read_target(target, link_itself=kind == "delete_file")
-        desired = plan.desired
-        note: str | None = None
-        if fingerprint(current) != proposal.base_fingerprint:
-            desired = self._reapply(proposal, plan, current)
-            note = _STALE_NOTE
-        if dest != target and os.path.lexists(dest):
-            raise _Refused(
-                f"Cannot move {proposal.path} to {proposal.move_to}: the destination now exists. "
-                "Nothing was written."
-            )
-        if desired is None:
-            os.unlink(target)
-            return note
-        mode = None
-        if current is not None:
-            mode = target.stat().st_mode & 0o7777
-        atomic_write(dest, desired.encode("utf-8"), mode=mode)
-        if dest != target and current is not None:
-            os.unlink(target)
+        with self._locate(proposal.path, follow_leaf=kind != "delete_file") as entry:
+            current = entry.read()
+            desired = plan.desired
+            note: str | None = None
+            if fingerprint(current) != proposal.base_fingerprint:
+                desired = self._reapply(proposal, plan, current)
+                note = _STALE_NOTE
+            if desired is None:
+                entry.delete()
+                return note
+            data = desired.encode("utf-8")
+            if proposal.move_to and proposal.move_to != entry.path:
+                with self._locate(proposal.move_to, follow_leaf=False) as dest:
+                    try:
+                        entry.move_to(dest, data)
+                    except FileExistsError:
+                        raise _Refused(
+                            f"Cannot move {proposal.path} to {proposal.move_to}: the "
+                            "destination now exists. Nothing was written."
+                        ) from None
+            elif current is None:
+                try:
+                    entry.create(data)
+                except FileExistsError:
+                    raise _Refused(
+                        f"{proposal.path} was created on disk since the proposal; it was not "
+                        "overwritten. Read the file and propose an update instead."
+                    ) from None
+            else:
+                entry.write(data)
         return note
 
     def _reapply(self, proposal: Proposal, plan: Plan, current: bytes | None) -> str | None:
@@ -301,9 +323,17 @@ class GitAwareEditor:
         )
 
 
-def _read_target(target: Path, *, link_itself: bool) -> bytes | None:
-    """The bytes a proposal is based on: the file's content, or a symlink's own target
-    text when the link itself is the object (delete)."""
-    if link_itself and target.is_symlink():
-        return os.readlink(target).encode("utf-8", "surrogateescape")
-    return read_bytes(target)
+def fingerprint(data: bytes | None) -> str | None:
+    """sha256 hex digest of ``data``; ``None`` for an absent file."""
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _nothing_written(exc: ConfinementError) -> str:
+    return f"{exc} Nothing was written."
+
+
+def _probe(check: Callable[[], bool], display: str) -> bool:
+    try:
+        return check()
+    except OSError as exc:
+        raise _Refused(f"Could not check {display}: {exc.strerror or exc}.") from None

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import enum
 import functools
-import itertools
 import json
 import logging
 import os
@@ -19,10 +16,12 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any, TypeVar
 
 import platformdirs
+
+from core.redaction import REDACTED, redact, redact_text
 
 __all__ = [
     "REDACTED",
@@ -37,9 +36,6 @@ __all__ = [
 
 _log = logging.getLogger("harnesses")
 _T = TypeVar("_T")
-
-REDACTED = "[REDACTED]"
-"""What a scrubbed secret is replaced with."""
 
 SCHEMA_VERSION = 1
 """``PRAGMA user_version`` of journals this module writes."""
@@ -122,111 +118,8 @@ def default_journal_path() -> Path:
 
 
 # -- redaction ------------------------------------------------------------------------------
-
-_SECRET_WORDS = frozenset(
-    {"token", "secret", "password", "passwd", "authorization", "cookie", "apikey", "credentials"}
-)
-_SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key")})
-_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-_TEXT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    # OpenAI-style keys: sk-..., sk-proj-...
-    (re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"), REDACTED),
-    # GitHub tokens and AWS access key ids.
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
-    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), REDACTED),
-    # "Authorization: Bearer abc..." and friends.
-    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}"), r"\1 " + REDACTED),
-    # Environment-style assignments: OPENAI_API_KEY=..., GITHUB_TOKEN="...".
-    (
-        re.compile(
-            r"\b([A-Z][A-Z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|PASSWD))\s*=\s*"
-            r"(\"[^\"]*\"|'[^']*'|\S+)"
-        ),
-        r"\1=" + REDACTED,
-    ),
-    # JSON text embedded in strings: "api_key": "...", "access_token": "...".
-    (
-        re.compile(
-            r'(?i)("[a-z0-9_\-]*(?:api[_\-]?key|token|secret|password|authorization)"\s*:\s*)'
-            r'"(?:[^"\\]|\\.)*"'
-        ),
-        r'\1"' + REDACTED + '"',
-    ),
-)
-
-
-def _is_secret_key(key: str) -> bool:
-    words = [w.lower() for w in _WORD.findall(key)]
-    if any(w in _SECRET_WORDS for w in words):
-        return True
-    return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words))
-
-
-def redact_text(text: str, extra_secrets: Iterable[str] = ()) -> str:
-    """``text`` with secret-looking substrings replaced by ``"[REDACTED]"``.
-
-    Removes ``sk-…`` keys (16+ characters after ``sk-``), GitHub tokens, AWS key ids, bearer
-    credentials, ``NAME_API_KEY=…``/``…_TOKEN=…`` assignments, JSON ``"api_key": "…"``
-    pairs embedded in text, and every occurrence of each of ``extra_secrets`` (values of
-    8+ characters, such as the configured API key).
-    """
-    for secret in extra_secrets:
-        if len(secret) >= 8:
-            text = text.replace(secret, REDACTED)
-    for pattern, replacement in _TEXT_PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
-
-
-def redact(value: Any, extra_secrets: Iterable[str] = (), *, by_key: bool = True) -> Any:
-    """A JSON-ready copy of ``value`` with secrets removed.
-
-    Mappings keep their keys; the value of a key named like a secret (``api_key``,
-    ``apiKey``, ``access_token``, ``client_secret``, ``Authorization``, ``password``,
-    ``cookie``…) becomes ``"[REDACTED]"`` unless it is a number, a boolean or ``None`` (so
-    usage counts such as ``input_tokens`` survive: ``tokens`` is not ``token``). Every string
-    passes through :func:`redact_text`. Dataclasses become dicts, enums their values, paths
-    strings, tuples and sets lists, bytes ``"<N bytes>"``; anything else ``str(value)``.
-
-    Args:
-        value: the payload.
-        extra_secrets: literal secrets to remove wherever they appear.
-        by_key: also redact by key name (off for run states, whose keys are structural).
-    """
-    secrets = tuple(extra_secrets)
-    return _redact(value, secrets, by_key)
-
-
-def _redact(value: Any, secrets: tuple[str, ...], by_key: bool) -> Any:
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    if isinstance(value, str):
-        return redact_text(value, secrets)
-    if isinstance(value, enum.Enum):
-        return _redact(value.value, secrets, by_key)
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            name = str(key)
-            if (
-                by_key
-                and _is_secret_key(name)
-                and not (item is None or isinstance(item, bool | int | float))
-            ):
-                out[name] = REDACTED
-            else:
-                out[name] = _redact(item, secrets, by_key)
-        return out
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-        return _redact(fields, secrets, by_key)
-    if isinstance(value, list | tuple | set | frozenset):
-        return [_redact(item, secrets, by_key) for item in value]
-    if isinstance(value, PurePath):
-        return redact_text(str(value), secrets)
-    if isinstance(value, bytes | bytearray):
-        return f"<{len(value)} bytes>"
-    return redact_text(str(value), secrets)
+# The redaction itself lives in core.redaction (one door for the journal, logs and output);
+# REDACTED, redact and redact_text stay importable from here for existing callers.
 
 
 # -- the journal ----------------------------------------------------------------------------
@@ -492,6 +385,24 @@ class SessionJournal:
         future.add_done_callback(_log_failure)
         return future
 
+    def save_state_nowait(
+        self, session_id: str, state_json: str | None, status: str
+    ) -> Future[None]:
+        """Queue :meth:`save_run_state` then :meth:`set_status` on the writer thread and
+        return at once, so scrubbing a large run state never runs on the GUI thread.
+
+        Written in call order with :meth:`append_nowait`; :meth:`flush` waits for it. An
+        error is logged (without the state).
+        """
+
+        def work() -> None:
+            self.save_run_state(session_id, state_json)
+            self.set_status(session_id, status)
+
+        future = self._submit(work)
+        future.add_done_callback(_log_failure)
+        return future
+
     def flush(self, timeout: float | None = 10.0) -> None:
         """Wait until every write queued with :meth:`append_nowait` is committed.
 
@@ -583,6 +494,6 @@ def _repo_key(repo: str | os.PathLike[str]) -> str:
     return os.path.realpath(os.fspath(repo))
 
 
-def _log_failure(future: Future[int]) -> None:
+def _log_failure(future: Future[Any]) -> None:
     if not future.cancelled() and future.exception() is not None:
         _log.error("journal append failed: %s", future.exception())

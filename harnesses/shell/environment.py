@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
+from core.secret_names import ALWAYS_SECRET_NAMES, SECRET_NAME_MARKERS, is_secret_name
+
 __all__ = [
     "ALWAYS_SCRUBBED",
     "NON_INTERACTIVE_DEFAULTS",
@@ -13,10 +15,10 @@ __all__ = [
 ]
 
 #: Never passed to commands, even when listed in ``allow_env`` (PRODUCT.md "Secrets").
-ALWAYS_SCRUBBED = frozenset({"OPENAI_API_KEY", "CODEX_API_KEY"})
+ALWAYS_SCRUBBED = ALWAYS_SECRET_NAMES
 
 #: A variable whose upper-cased name contains one of these is dropped unless allowed.
-SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+SECRET_MARKERS = SECRET_NAME_MARKERS
 
 #: Set for every command so tools never wait for a terminal or a pager.
 NON_INTERACTIVE_DEFAULTS: Mapping[str, str] = {
@@ -29,9 +31,9 @@ NON_INTERACTIVE_DEFAULTS: Mapping[str, str] = {
 
 
 def is_secret(name: str) -> bool:
-    """Whether ``name`` looks like a secret (case-insensitive substring match)."""
-    upper = name.upper()
-    return upper in ALWAYS_SCRUBBED or any(marker in upper for marker in SECRET_MARKERS)
+    """Whether ``name`` looks like a secret: :func:`core.secret_names.is_secret_name` (the
+    same test decides what redaction registers)."""
+    return is_secret_name(name)
 
 
 def build_env(

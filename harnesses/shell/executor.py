@@ -5,18 +5,19 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import os
 import shutil
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from core.secret_handoff import full_environ
 from core.tools.shell import (
     ShellCallOutcome,
     ShellCommandOutput,
     ShellCommandRequest,
     ShellResult,
 )
+from harnesses.spawn import ServiceRegistry, starts_service
 
 from .environment import build_env
 from .events import (
@@ -68,6 +69,10 @@ class SubprocessShellExecutor:
         kill_grace_ms: time between SIGTERM and SIGKILL on timeout, in milliseconds.
         require_sandbox: refuse (exit code 127) rather than run unsandboxed.
         shell: the shell binary (default ``bash`` on ``PATH``, else ``/bin/sh``).
+        services: when given, a command line ending in ``&`` starts a background service
+            there (``harnesses.spawn.starts_service``) and returns after a short bounded wait.
+        hidden_paths / shown_paths: secret paths the sandbox hides in addition to the
+            defaults / defaults it shows again (``secret_paths.plan_hidden``).
     """
 
     def __init__(
@@ -85,6 +90,9 @@ class SubprocessShellExecutor:
         kill_grace_ms: int = 500,
         require_sandbox: bool = False,
         shell: str | None = None,
+        services: ServiceRegistry | None = None,
+        hidden_paths: Collection[Path] = (),
+        shown_paths: Collection[Path] = (),
     ) -> None:
         self.workspace = Path(workspace).resolve()
         self.sandbox: SandboxMode = sandbox
@@ -98,6 +106,9 @@ class SubprocessShellExecutor:
         self.kill_grace_ms = kill_grace_ms
         self.require_sandbox = require_sandbox
         self.shell = shell or _default_shell()
+        self.services = services
+        self.hidden_paths: list[Path] = list(hidden_paths)
+        self.shown_paths: list[Path] = list(shown_paths)
 
     async def __call__(self, request: ShellCommandRequest) -> ShellResult:
         """Run ``request.data.action`` and return one output entry per command run."""
@@ -132,7 +143,12 @@ class SubprocessShellExecutor:
             ``dropped_bytes`` and, when relevant, ``sandbox_unavailable``.
         """
         plan = await asyncio.to_thread(
-            plan_sandbox, self.sandbox, self.workspace, network=self.network
+            plan_sandbox,
+            self.sandbox,
+            self.workspace,
+            network=self.network,
+            hidden_extra=self.hidden_paths,
+            hidden_shown=self.shown_paths,
         )
         limit = timeout_ms or self.default_timeout_ms
         outputs: list[ShellCommandOutput] = []
@@ -168,7 +184,7 @@ class SubprocessShellExecutor:
             _log.exception("shell listener failed on %s", event.type)
 
     def _env(self, plan: SandboxPlan) -> dict[str, str]:
-        env = build_env(os.environ, allow_env=self.allow_env, extra=self.env)
+        env = build_env(full_environ(), allow_env=self.allow_env, extra=self.env)
         if plan.sandboxed:
             env["TMPDIR"] = "/tmp"  # the only writable temp dir inside the sandbox
         return env
@@ -216,6 +232,8 @@ class SubprocessShellExecutor:
         async def on_chunk(stream: Stream, text: str) -> None:
             await self._emit(ShellOutputChunk(call_id, index, stream, text))
 
+        if self.services is not None and starts_service(command):
+            return await self._start_service(call_id, index, command, plan, notice, provider_data)
         try:
             done = await run_process(
                 [*plan.prefix, self.shell, "-c", command],
@@ -235,6 +253,11 @@ class SubprocessShellExecutor:
                 command=command,
                 provider_data=provider_data,
             )
+        repairs = await asyncio.to_thread(plan.after_command)
+        if repairs:  # the command planted git redirections; they are undone, and said
+            _log.warning("sandboxed command planted git paths: %s", "; ".join(repairs))
+            notice += "".join(f"[sandbox: {text}]\n" for text in repairs)
+            provider_data["sandbox_repairs"] = repairs
         provider_data["duration_ms"] = done.duration_ms
         provider_data["dropped_bytes"] = done.dropped_bytes
         provider_data["stdout_dropped_bytes"] = done.stdout_dropped_bytes
@@ -259,6 +282,74 @@ class SubprocessShellExecutor:
             stdout=done.stdout,
             stderr=notice + done.stderr,
             outcome=outcome,
+            command=command,
+            provider_data=provider_data,
+        )
+
+    async def _start_service(
+        self,
+        call_id: str,
+        index: int,
+        command: str,
+        plan: SandboxPlan,
+        notice: str,
+        provider_data: dict[str, Any],
+    ) -> ShellCommandOutput:
+        """Start ``command`` (it ends in ``&``) as a background service; see ``harnesses.spawn``."""
+        assert self.services is not None
+        try:
+            service = await self.services.start(
+                [*plan.prefix, self.shell, "-c", command],
+                command=command,
+                cwd=self.workspace,
+                env=self._env(plan),
+            )
+        except OSError as exc:
+            return ShellCommandOutput(
+                stderr=f"{notice}failed to start command: {exc}",
+                outcome=ShellCallOutcome(type="exit", exit_code=_NOT_RUN_EXIT_CODE),
+                command=command,
+                provider_data=provider_data,
+            )
+        provider_data.update(pid=service.pid, service=service.number)
+        await self._emit(
+            ShellCommandStarted(
+                call_id=call_id,
+                command_index=index,
+                command=command,
+                pid=service.pid,
+                working_directory=str(self.workspace),
+                sandboxed=plan.sandboxed,
+                sandbox_mode=plan.mode,
+                sandbox_unavailable=plan.unavailable,
+            )
+        )
+        if service.running:
+            text = (
+                f"started background service #{service.number} (pid {service.pid}); it keeps "
+                f"running after this command (until killed or Tandem exits); output so far:\n"
+                f"{service.output()}"
+            )
+            code = 0
+        else:
+            text = f"background service #{service.number} already exited; output:\n{service.output()}"
+            code = service.exit_code
+        await self._emit(ShellOutputChunk(call_id, index, "stdout", text))
+        await self._emit(
+            ShellCommandFinished(
+                call_id=call_id,
+                command_index=index,
+                exit_code=code,
+                timed_out=False,
+                duration_ms=0,
+                sandboxed=plan.sandboxed,
+                dropped_bytes=0,
+            )
+        )
+        return ShellCommandOutput(
+            stdout=text,
+            stderr=notice,
+            outcome=ShellCallOutcome(type="exit", exit_code=code),
             command=command,
             provider_data=provider_data,
         )

@@ -1,4 +1,10 @@
-"""Run one command in its own process group with bounded, streamed output and a hard timeout."""
+"""Run one command under a supervisor with bounded, streamed output and a hard timeout.
+
+The command goes through the spawner (:mod:`harnesses.spawn`): its supervisor is the leader of
+a new session and process group, and kills every descendant of the command (``setsid`` and
+double-forked daemons included) when the command ends, on timeout, on cancellation and when
+Tandem dies.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from harnesses.spawn import finish, kill_now, spawn, terminate
 
 from .output import DEFAULT_HEAD_BYTES, DEFAULT_TAIL_BYTES, BoundedCapture
 
@@ -29,7 +37,8 @@ class ProcessResult:
     """How one process ended.
 
     Attributes:
-        pid: process id (also its process-group id).
+        pid: process id of the command's supervisor (also the process-group id of the
+            supervisor and the command).
         exit_code: exit status, ``128 + signal`` when killed by a signal, ``None`` on timeout.
         timed_out: killed because the timeout expired.
         stdout: kept standard output (decoded, with an omission marker if bytes were dropped).
@@ -77,10 +86,10 @@ class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
 
 
 async def _spawn(
-    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], grace_ms: int
 ) -> tuple[asyncio.subprocess.Process, asyncio.Future[None]]:
-    """Like ``asyncio.create_subprocess_exec`` (new session, stdin from /dev/null, piped
-    stdout/stderr), also returning a future that resolves when the process exits."""
+    """Start ``argv`` through the spawner (a supervisor in a new session, stdin from /dev/null,
+    piped stdout/stderr), also returning a future that resolves when the supervisor exits."""
     loop = asyncio.get_running_loop()
     protocols: list[_ExitAwareProtocol] = []
 
@@ -88,26 +97,18 @@ async def _spawn(
         protocols.append(_ExitAwareProtocol(limit=_READ_SIZE, loop=loop))
         return protocols[0]
 
-    transport, _ = await loop.subprocess_exec(
-        factory,
-        *argv,
-        cwd=cwd,
-        env=dict(env),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
+    transport, _ = await spawn(argv, cwd=cwd, env=env, protocol_factory=factory, grace_ms=grace_ms)
     return asyncio.subprocess.Process(transport, protocols[0], loop), protocols[0].exited
 
 
 async def _terminate(
     proc: asyncio.subprocess.Process, exited: asyncio.Future[None], grace_s: float
 ) -> None:
-    """SIGTERM the group, then SIGKILL it if the leader outlives ``grace_s`` seconds."""
-    kill_group(proc.pid, signal.SIGTERM)
+    """Ask the supervisor to SIGTERM the tree (it SIGKILLs what outlives ``grace_s``); SIGKILL
+    the group ourselves only if the supervisor does not exit in time."""
+    terminate(proc.pid)
     try:
-        await asyncio.wait_for(asyncio.shield(exited), grace_s)
+        await asyncio.wait_for(asyncio.shield(exited), grace_s + _DRAIN_TIMEOUT_S)
     except TimeoutError:
         kill_group(proc.pid, signal.SIGKILL)
         await exited
@@ -151,7 +152,7 @@ async def run_process(
     tail_bytes: int = DEFAULT_TAIL_BYTES,
     kill_grace_ms: int = 500,
 ) -> ProcessResult:
-    """Spawn ``argv`` in a new session, stream and collect its output, and clean up its group.
+    """Spawn ``argv`` under a supervisor, stream and collect its output, and clean up its tree.
 
     Args:
         argv: program and arguments (no shell is added here).
@@ -164,15 +165,15 @@ async def run_process(
         head_bytes / tail_bytes: bytes kept from the start / end of each stream.
 
     Returns:
-        The :class:`ProcessResult`. When the leader exits, every remaining member of its group
-        (e.g. a background child) is killed with SIGKILL.
+        The :class:`ProcessResult`. When the command exits, every remaining descendant (e.g. a
+        background child, ``setsid`` included) is killed with SIGKILL by its supervisor.
 
     Raises:
         OSError: the program could not be started. On cancellation the group is killed and
             ``CancelledError`` propagates.
     """
     started = time.monotonic()
-    proc, exited = await _spawn(argv, cwd=cwd, env=env)
+    proc, exited = await _spawn(argv, cwd=cwd, env=env, grace_ms=kill_grace_ms)
     assert proc.stdout is not None and proc.stderr is not None
     out, err = BoundedCapture(head_bytes, tail_bytes), BoundedCapture(head_bytes, tail_bytes)
     pumps = [
@@ -190,7 +191,7 @@ async def run_process(
             timed_out = True
             await _terminate(proc, exited, kill_grace_ms / 1000)
         duration_ms = int((time.monotonic() - started) * 1000)
-        kill_group(proc.pid)  # background children that outlived the command
+        finish(proc.pid)  # the supervisor killed the tree; this catches its group and strays
         _, pending = await asyncio.wait(pumps, timeout=_DRAIN_TIMEOUT_S)
         for task in pending:
             task.cancel()
@@ -200,11 +201,12 @@ async def run_process(
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), _DRAIN_TIMEOUT_S)
     except BaseException:
-        kill_group(proc.pid)
+        kill_now(proc.pid)
         for task in pumps:
             task.cancel()
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(asyncio.shield(exited), _DRAIN_TIMEOUT_S)
+        finish(proc.pid)
         _close_pipes(proc)
         raise
     code = proc.returncode

@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+import platformdirs
+
+from core.settings import APP_NAME
+
+from .git_paths import GitProtection, find_git_protection
+from .secret_paths import HiddenPath, HiddenPlan, needs_mask, plan_hidden
+
 __all__ = [
     "SandboxMode",
+    "empty_file",
     "SandboxPlan",
+    "SandboxSummary",
+    "describe_sandbox",
     "bwrap_argv",
     "find_bwrap",
     "plan_sandbox",
@@ -61,23 +73,77 @@ def sandbox_available() -> bool:
     return sandbox_unavailable_reason() is None
 
 
-def bwrap_argv(bwrap: str, mode: SandboxMode, workspace: Path, *, network: bool) -> list[str]:
+def empty_file() -> Path:
+    """An empty regular file (mode 0444) in Tandem's cache folder, the source of file masks.
+
+    It is re-created when anything changed it; the cache folder itself is hidden inside the
+    sandbox, so a command cannot reach the file's host path.
+
+    Raises:
+        OSError: the cache folder cannot be written.
+    """
+    folder = Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False)) / "sandbox"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = folder / "empty"
+    try:
+        info = os.lstat(path)
+        if not (path.is_file() and not path.is_symlink() and info.st_size == 0):
+            raise FileNotFoundError(path)
+    except FileNotFoundError:
+        if os.path.lexists(path):
+            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444))
+    return path
+
+
+def bwrap_argv(
+    bwrap: str,
+    mode: SandboxMode,
+    workspace: Path,
+    *,
+    network: bool,
+    hidden: Iterable[HiddenPath] = (),
+    git: GitProtection | None = None,
+    empty: Path | None = None,
+) -> list[str]:
     """The ``bwrap`` prefix for ``mode`` (the command follows after ``--``).
 
-    Layout: ``/`` bound read-only, fresh ``/dev`` and ``/proc``, a private ``/tmp`` (tmpfs), the
-    workspace bound again after it (read-write in ``workspace-write`` mode, read-only otherwise,
-    so a workspace under ``/tmp`` stays visible), cwd = workspace, a new PID namespace (so every
-    process of the command dies with it), ``--die-with-parent``, and ``--unshare-net`` unless
-    ``network``.
+    Layout, in mount order: ``/`` bound read-only, fresh ``/dev`` and ``/proc``, a private
+    ``/tmp`` (tmpfs), the workspace bound again after it (read-write in ``workspace-write``
+    mode, read-only otherwise, so a workspace under ``/tmp`` stays visible); in
+    ``workspace-write`` mode each git dir of ``git`` bound onto itself (a mount point cannot be
+    renamed or removed) with its ``config``/``hooks``/``info``... bound read-only on top; then
+    each ``hidden`` path masked (a folder by an empty read-only tmpfs, a file by a read-only
+    bind of ``empty``); cwd = workspace, a new PID namespace (so every process of the command
+    dies with it and ``/proc`` shows no Tandem process), ``--die-with-parent``, and
+    ``--unshare-net`` unless ``network``.
 
     ``--new-session`` is deliberately not used: commands have no controlling terminal (the
     executor starts them in a new session with stdin from ``/dev/null``), so the TIOCSTI
     injection it guards against is impossible, and staying in the executor's process group lets
     a timeout kill reach every sandboxed process.
+
+    Raises:
+        ValueError: a hidden file but no ``empty`` source.
     """
     ws = str(workspace)
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     argv += ["--bind" if mode == "workspace-write" else "--ro-bind", ws, ws]
+    if git is not None and mode == "workspace-write":
+        for pin in git.pins:
+            argv += ["--bind", str(pin), str(pin)]
+        for path in git.read_only:
+            argv += ["--ro-bind", str(path), str(path)]
+    for item in hidden:
+        if not needs_mask(item, workspace):
+            continue
+        target = str(item.target)
+        if item.kind == "dir":
+            argv += ["--perms", "0555", "--tmpfs", target, "--remount-ro", target]
+        else:
+            if empty is None:
+                raise ValueError("a hidden file needs an empty source file")
+            argv += ["--ro-bind", str(empty), target]
     argv += ["--chdir", ws, "--unshare-pid", "--die-with-parent"]
     if not network:
         argv.append("--unshare-net")
@@ -94,19 +160,47 @@ class SandboxPlan:
         mode: the requested mode.
         sandboxed: whether the command really runs under ``bwrap``.
         unavailable: why a requested sandbox could not be used (``None`` otherwise).
+        hidden: the secret paths masked (see :mod:`harnesses.shell.secret_paths`).
+        git: the protected git paths (``None`` when not sandboxed).
     """
 
     prefix: tuple[str, ...]
     mode: SandboxMode
     sandboxed: bool
     unavailable: str | None = None
+    hidden: HiddenPlan = field(default_factory=lambda: HiddenPlan(hidden=()))
+    git: GitProtection | None = None
+
+    def after_command(self) -> list[str]:
+        """Repairs after a sandboxed command ended (see :meth:`GitProtection.sweep`)."""
+        if not self.sandboxed or self.git is None or self.mode != "workspace-write":
+            return []
+        return self.git.sweep()
 
 
-def plan_sandbox(mode: SandboxMode, workspace: Path, *, network: bool) -> SandboxPlan:
+def plan_sandbox(
+    mode: SandboxMode,
+    workspace: Path,
+    *,
+    network: bool,
+    hidden_extra: Iterable[Path] = (),
+    hidden_shown: Iterable[Path] = (),
+) -> SandboxPlan:
     """Decide how to run under ``mode`` (may probe ``bwrap`` once, see above).
+
+    Reads the git layout and the secret paths afresh (file reads, no git), so a repository or
+    a secret created since the last command is covered.
+
+    Args:
+        mode: the sandbox mode.
+        workspace: the resolved workspace.
+        network: keep the network.
+        hidden_extra / hidden_shown: the user's additions to and removals from the default
+            hidden paths (``Settings.sandbox_hidden_paths`` / ``sandbox_shown_paths``).
 
     Raises:
         ValueError: an unknown ``mode``.
+        OSError: the git dir's missing ``hooks``/``info`` or the mask source cannot be made.
     """
     if mode not in _MODES:
         raise ValueError(f"unknown sandbox mode {mode!r}; expected one of {_MODES}")
@@ -116,5 +210,98 @@ def plan_sandbox(mode: SandboxMode, workspace: Path, *, network: bool) -> Sandbo
     bwrap = find_bwrap()
     if reason is not None or bwrap is None:
         return SandboxPlan(prefix=(), mode=mode, sandboxed=False, unavailable=reason)
-    prefix = bwrap_argv(bwrap, mode, workspace, network=network)
-    return SandboxPlan(prefix=tuple(prefix), mode=mode, sandboxed=True)
+    hidden = plan_hidden(workspace, extra=hidden_extra, shown=hidden_shown)
+    git = find_git_protection(workspace, create_missing=mode == "workspace-write")
+    empty = empty_file() if any(h.kind == "file" for h in hidden.hidden) else None
+    prefix = bwrap_argv(
+        bwrap, mode, workspace, network=network, hidden=hidden.hidden, git=git, empty=empty
+    )
+    return SandboxPlan(prefix=tuple(prefix), mode=mode, sandboxed=True, hidden=hidden, git=git)
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxSummary:
+    """What the sandbox does for commands in one workspace, for the window and ``tandem run``.
+
+    Attributes:
+        mode: the sandbox mode commands run in (``"off"`` for full access or sandbox off).
+        network: whether commands keep the network.
+        unavailable: why ``bwrap`` cannot be used here, or ``None``.
+        hidden: hidden secret paths that exist now, for display (``~/.ssh``...).
+        skipped: listed paths that are not hidden, with the reason (``"~/x: ..."``).
+        protected: read-only git paths relative to the workspace (``.git/config``...).
+    """
+
+    mode: SandboxMode
+    network: bool
+    unavailable: str | None
+    hidden: tuple[str, ...]
+    skipped: tuple[str, ...]
+    protected: tuple[str, ...]
+
+    def headline(self, limit: int = 4) -> str:
+        """One line, e.g. ``sandbox: workspace-write, network off, hiding 7 secret paths
+        (~/.ssh, ~/.aws, ...), .git/config and hooks read-only``."""
+        if self.mode == "off":
+            return "sandbox: off (commands can read and write everything the user can)"
+        if self.unavailable:
+            return f"sandbox: unavailable ({self.unavailable}); commands run unsandboxed"
+        parts = [self.mode, f"network {'on' if self.network else 'off'}"]
+        shown = ", ".join(self.hidden[:limit]) + (", ..." if len(self.hidden) > limit else "")
+        count = len(self.hidden)
+        shown = shown if limit > 0 else ""
+        parts.append(
+            f"hiding {count} secret path{'s' if count != 1 else ''}"
+            + (f" ({shown})" if count else "")
+        )
+        if self.protected:
+            parts.append(".git/config and hooks read-only")
+        return "sandbox: " + ", ".join(parts)
+
+    def details(self) -> str:
+        """Several lines: the headline's facts with every hidden and protected path."""
+        lines = [self.headline(limit=0)]
+        if self.hidden:
+            lines += ["Hidden from commands:", *(f"  {p}" for p in self.hidden)]
+        if self.protected:
+            lines += ["Read-only git paths:", *(f"  {p}" for p in self.protected)]
+        if self.skipped:
+            lines += ["Not hidden:", *(f"  {p}" for p in self.skipped)]
+        return "\n".join(lines)
+
+
+def describe_sandbox(
+    mode: SandboxMode,
+    workspace: Path,
+    *,
+    network: bool = False,
+    hidden_extra: Iterable[Path] = (),
+    hidden_shown: Iterable[Path] = (),
+) -> SandboxSummary:
+    """Summarise what :func:`plan_sandbox` would do (file reads only; creates nothing).
+
+    Args:
+        mode, workspace, network, hidden_extra, hidden_shown: as for :func:`plan_sandbox`.
+    """
+    from .secret_paths import display_path
+
+    ws = Path(os.path.realpath(workspace))
+    hidden = plan_hidden(ws, extra=hidden_extra, shown=hidden_shown)
+    git = find_git_protection(ws, create_missing=False)
+    protected = []
+    for path in [*git.read_only, *(p / name for p in git.git_dirs for name in ("hooks", "info"))]:
+        try:
+            rel = path.relative_to(ws).as_posix()
+        except ValueError:
+            rel = str(path)
+        rel += "/" if path.is_dir() else ""
+        if rel not in protected:
+            protected.append(rel)
+    return SandboxSummary(
+        mode=mode,
+        network=network,
+        unavailable=sandbox_unavailable_reason() if mode != "off" else None,
+        hidden=tuple(hidden.display()),
+        skipped=tuple(f"{display_path(p)}: {why}" for p, why in hidden.skipped),
+        protected=tuple(protected),
+    )

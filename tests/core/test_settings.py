@@ -343,3 +343,39 @@ def test_old_file_without_tool_keys_loads_with_defaults() -> None:
     assert s.model == "gpt-old"
     assert (s.web_search, s.code_interpreter, s.image_generation) == (False, False, False)
     assert s.mcp_servers == [] and s.explorer is True
+
+
+def test_sandbox_paths_round_trip_through_the_file(tmp_path: Path) -> None:
+    settings = Settings(
+        sandbox_hidden_paths=[
+            Path("~/work/token.txt"),
+            Path("/srv/keys"),
+            Path("~/work/token.txt"),
+        ],
+        sandbox_shown_paths=[Path("~/.npmrc")],
+    )
+    assert settings.sandbox_hidden_paths == [Path("~/work/token.txt"), Path("/srv/keys")]
+    file = save_settings(settings, tmp_path / "settings.toml")
+    table = tomllib.loads(file.read_text())
+    assert table["sandbox_hidden_paths"] == ["~/work/token.txt", "/srv/keys"]
+    assert table["sandbox_shown_paths"] == ["~/.npmrc"]
+    again = load_settings(file)
+    assert again.sandbox_hidden_paths == settings.sandbox_hidden_paths
+    assert again.sandbox_shown_paths == [Path("~/.npmrc")]
+    assert "sandbox_hidden_paths" not in save_settings(Settings(), tmp_path / "b.toml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        pytest.param("relative/path", "not an absolute path", id="relative"),
+        pytest.param("/", "whole file system", id="root"),
+    ],
+)
+def test_sandbox_paths_are_validated(value: str, message: str, tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match=message):
+        Settings(sandbox_hidden_paths=[Path(value)])
+    file = tmp_path / "settings.toml"
+    file.write_text(f'sandbox_shown_paths = ["{value}"]\n')
+    with pytest.raises(UserError, match="sandbox_shown_paths"):
+        load_settings(file)

@@ -106,3 +106,23 @@ async def test_unreadable_settings_fall_back_to_defaults(tmp_path, monkeypatch):
     )
     assert await run_headless(options, out) == 0
     assert "settings not loaded" in out.getvalue() and "web_search" in out.getvalue()
+
+
+async def test_header_says_what_the_sandbox_hides(tmp_path, monkeypatch):
+    from harnesses.shell import sandbox_available
+
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    out = io.StringIO()
+    options = HeadlessOptions(
+        _repo(tmp_path), "tidy", mode="auto", model=f"scripted:{_session(tmp_path)}"
+    )
+    options.interactive = False
+    assert await run_headless(options, out) == 0
+    header = next(line for line in out.getvalue().splitlines() if line.startswith("sandbox:"))
+    if sandbox_available():
+        assert header.startswith("sandbox: workspace-write, network off, hiding ")
+        assert "~/.ssh" in header
+    else:
+        assert header.startswith("sandbox: unavailable")

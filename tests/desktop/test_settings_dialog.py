@@ -373,3 +373,59 @@ def test_an_invalid_field_brings_its_tab_forward(qtbot, tmp_path: Path) -> None:
     page = dialog.tabs.currentWidget()
     assert page.isAncestorOf(dialog._fields["chromium_path"].editor)
     assert dialog._fields["chromium_path"].error.isVisible()
+
+
+def _default_item(dialog: SettingsDialog, text: str):
+    items = dialog.hidden_editor.defaults.findItems(text, Qt.MatchFlag.MatchExactly)
+    assert items, text
+    return items[0]
+
+
+def test_hidden_paths_listed_added_and_taken_out(qtbot) -> None:
+    settings = Settings(
+        sandbox_hidden_paths=[Path("~/work/token.txt")], sandbox_shown_paths=[Path("~/.npmrc")]
+    )
+    dialog = _dialog(qtbot, settings)
+    dialog.tabs.setCurrentIndex(1)
+    assert dialog.hidden_group.isVisibleTo(dialog)
+    assert _default_item(dialog, "~/.ssh").checkState() == Qt.CheckState.Checked
+    assert _default_item(dialog, "~/.npmrc").checkState() == Qt.CheckState.Unchecked
+    assert dialog.hidden_editor.extra_edit.toPlainText() == "~/work/token.txt"
+    own = _default_item(dialog, _own_settings_text())
+    assert not own.flags() & Qt.ItemFlag.ItemIsEnabled  # Tandem's own folder stays hidden
+
+    _default_item(dialog, "~/.ssh").setCheckState(Qt.CheckState.Unchecked)
+    dialog.hidden_editor.extra_edit.setPlainText("~/work/token.txt\n\n/srv/keys\n")
+    with qtbot.waitSignal(dialog.settingsApplied) as blocker:
+        assert dialog.apply()
+    new = blocker.args[0]
+    assert new.sandbox_hidden_paths == [Path("~/work/token.txt"), Path("/srv/keys")]
+    assert set(new.sandbox_shown_paths) == {Path("~/.npmrc"), Path("~/.ssh")}
+
+
+@pytest.mark.parametrize(
+    ("typed", "message"),
+    [
+        pytest.param("relative/secret", "not an absolute path", id="relative"),
+        pytest.param("/", "whole file system", id="root"),
+    ],
+)
+def test_invalid_hidden_path_is_reported_in_the_dialog(qtbot, typed: str, message: str) -> None:
+    dialog = _dialog(qtbot, Settings())
+    dialog.tabs.setCurrentIndex(0)
+    dialog.hidden_editor.extra_edit.setPlainText(typed)
+    applied: list[object] = []
+    dialog.settingsApplied.connect(applied.append)
+    assert not dialog.apply()
+    field = dialog._fields["sandbox_hidden_paths"]
+    assert message in field.error.text()
+    assert field.error.isVisibleTo(dialog)
+    assert dialog.tabs.currentIndex() == 1  # the Safety tab is brought forward
+    assert applied == []
+
+
+def _own_settings_text() -> str:
+    from core.settings import settings_dir
+    from harnesses.shell.secret_paths import display_path
+
+    return display_path(settings_dir())

@@ -111,3 +111,17 @@ def test_usage(bar) -> None:
     assert "13k" in text
     assert "12,345" in bar.usage.toolTip()
     assert "13,023" in bar.usage.toolTip()
+
+
+def test_sandbox_tooltip_lists_hidden_and_protected_paths(bar) -> None:
+    bar.set_sandbox("on", "Commands run under bubblewrap")
+    bar.set_sandbox_protection(["~/.ssh", "~/.config/tandem"], [".git/config", ".git/hooks/"])
+    tip = bar.sandbox.toolTip()
+    assert tip.startswith("Commands run under bubblewrap")
+    for text in ("Hidden from commands", "~/.ssh", "~/.config/tandem", ".git/hooks/"):
+        assert text in tip
+    assert "Read-only git paths:\n  .git/config" in tip
+    bar.set_sandbox("off", "Sandbox turned off in Settings")
+    assert "~/.ssh" not in bar.sandbox.toolTip()  # nothing is hidden without the sandbox
+    bar.set_sandbox("on", "")
+    assert "~/.ssh" in bar.sandbox.toolTip()

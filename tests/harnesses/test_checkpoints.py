@@ -13,6 +13,13 @@ import pytest
 from harnesses.checkpoints import REF_PREFIX, CheckpointError, CheckpointStore
 
 
+def _store_git(store: CheckpointStore, *args: str) -> str:
+    """Plain git on the checkpoint store (test inspection only)."""
+    return git.Git(str(store.workspace)).execute(
+        ["git", f"--git-dir={store.location}", *args], strip_newline_in_stdout=True
+    )
+
+
 @pytest.fixture(autouse=True)
 def _git_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Isolate git from the user's config; give the *test set-up* an identity via env."""
@@ -116,13 +123,18 @@ async def test_restore_in_repo_round_trip(tmp_path: Path, monkeypatch: pytest.Mo
 
     store = CheckpointStore(ws)
     snapshot = _tree_bytes(ws)
+    objects_before = sorted(p.name for p in (ws / ".git" / "objects").rglob("*"))
     cp = await store.create("before turn 1", turn=1)
     assert cp.ref == REF_PREFIX + cp.id and cp.turn == 1 and cp.label == "before turn 1"
-    assert repo.git.rev_parse(cp.ref) == cp.commit
-    # the first checkpoint's parent is HEAD; files_touched = what differs from HEAD
-    assert repo.git.rev_parse(f"{cp.commit}^") == user_before["head"]
+    # the store lives in the (test-isolated) data dir, outside the workspace
+    assert ws not in store.location.parents and store.location.is_dir()
+    assert _store_git(store, "rev-parse", cp.ref) == cp.commit
+    assert repo.git.for_each_ref("refs/tandem") == ""  # nothing written to the user's repo
+    assert sorted(p.name for p in (ws / ".git" / "objects").rglob("*")) == objects_before
+    # the first checkpoint records HEAD; files_touched = what differs from HEAD
+    assert cp.base == user_before["head"]
     assert set(cp.files_touched) == {"src/app.py", "src/new_module.py", "notes.txt"}
-    tree_files = repo.git.ls_tree("-r", "--name-only", cp.commit).splitlines()
+    tree_files = _store_git(store, "ls-tree", "-r", "--name-only", cp.commit).splitlines()
     assert "build/out.bin" not in tree_files and "debug.log" not in tree_files
     assert "notes.txt" in tree_files and "src/new_module.py" in tree_files
     assert _user_state(repo) == user_before
@@ -168,8 +180,9 @@ async def test_restore_in_repo_round_trip(tmp_path: Path, monkeypatch: pytest.Mo
     # survives a restart: a fresh store reads the refs
     again = await CheckpointStore(ws).list()
     assert [c.id for c in again][:2] == [cp.id, pre_id]
-    assert again[0].files_touched == cp.files_touched
+    assert again[0].files_touched == cp.files_touched and again[0].base == cp.base
     assert _user_state(repo) == user_before
+    assert repo.git.for_each_ref("refs/tandem") == ""
 
 
 async def test_restore_in_plain_folder_uses_shadow_repo(
@@ -295,3 +308,96 @@ async def test_same_size_edits_within_a_second_are_seen(tmp_path: Path) -> None:
         text = await store.diff(checkpoint)
         assert text == "", f"round {round_}: snapshot missed the edit"
         assert len(await store.list()) == round_ + 1
+
+
+def _wipe_git_dir(ws: Path, repo: git.Repo) -> None:
+    repo.close()
+    shutil.rmtree(ws / ".git")
+
+
+def _move_git_dir(ws: Path, repo: git.Repo) -> None:
+    repo.close()
+    (ws / ".git").rename(ws.parent / "moved-away.git")
+
+
+def _delete_refs_and_prune(ws: Path, repo: git.Repo) -> None:
+    for ref in repo.git.for_each_ref("--format=%(refname)").splitlines():
+        repo.git.update_ref("-d", ref)
+    repo.git.reflog("expire", "--expire=now", "--all")
+    repo.git.gc("--prune=now", "-q")
+
+
+def _delete_tandem_refs(ws: Path, repo: git.Repo) -> None:
+    # what an agent would try against earlier versions' refs/tandem/checkpoints
+    for ref in repo.git.for_each_ref("--format=%(refname)", "refs/tandem").splitlines():
+        repo.git.update_ref("-d", ref)
+    repo.git.gc("--prune=now", "-q")
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        pytest.param(_wipe_git_dir, id="rm-rf-dot-git"),
+        pytest.param(_move_git_dir, id="mv-dot-git-away"),
+        pytest.param(_delete_refs_and_prune, id="update-ref-d-all-and-gc-prune-now"),
+        pytest.param(_delete_tandem_refs, id="update-ref-d-refs-tandem-and-gc"),
+    ],
+)
+async def test_checkpoints_survive_what_the_agent_does_to_dot_git(
+    tmp_path: Path, attack: object
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    repo = _make_repo(ws)
+    store = CheckpointStore(ws)
+    first_state = _tree_bytes(ws)
+    first = await store.create("one")
+    (ws / "src" / "app.py").write_text("second state\n")
+    (ws / "extra.bin").write_bytes(bytes(range(256)))
+    second_state = _tree_bytes(ws)
+    second = await store.create("two")
+    assert ws not in store.location.parents
+
+    attack(ws, repo)  # type: ignore[operator]
+    shutil.rmtree(ws / "src")
+    (ws / "README.md").write_text("vandalised\n")
+
+    fresh = CheckpointStore(ws)  # e.g. after a restart
+    assert [c.id for c in await fresh.list()] == [first.id, second.id]
+    await fresh.restore(first.id)
+    assert _tree_bytes(ws) == first_state
+    await fresh.restore(second.id)
+    assert _tree_bytes(ws) == second_state
+
+
+async def test_tracked_but_ignored_files_are_in_the_snapshot(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    repo = git.Repo.init(ws)
+    (ws / ".gitignore").write_text("*.local\n")
+    (ws / "settings.local").write_text("tracked on purpose\n")
+    (ws / "scratch.local").write_text("really ignored\n")
+    repo.git.add("-f", "settings.local", ".gitignore")
+    repo.git.commit("-m", "init")
+    store = CheckpointStore(ws)
+    cp = await store.create("one")
+    names = _store_git(store, "ls-tree", "-r", "--name-only", cp.commit).splitlines()
+    assert "settings.local" in names and "scratch.local" not in names
+    assert cp.files_touched == ()  # equal to HEAD
+    (ws / "settings.local").write_text("changed\n")
+    await store.restore(cp.id)
+    assert (ws / "settings.local").read_text() == "tracked on purpose\n"
+
+
+async def test_user_info_exclude_is_honoured(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git.Repo.init(ws).close()
+    (ws / ".git" / "info").mkdir(exist_ok=True)
+    (ws / ".git" / "info" / "exclude").write_text("secret-notes/\n")
+    (ws / "secret-notes").mkdir()
+    (ws / "secret-notes" / "n.txt").write_text("x\n")
+    (ws / "kept.txt").write_text("y\n")
+    store = CheckpointStore(ws)
+    cp = await store.create("one")
+    assert cp.files_touched == ("kept.txt",) and cp.base is None

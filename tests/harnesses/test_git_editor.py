@@ -12,7 +12,15 @@ import pytest
 
 from core.tools.editor import ApplyPatchEditor, ApplyPatchOperation, ApplyPatchResult
 from harnesses.checkpoints import CheckpointStore
-from harnesses.editor import GitAwareEditor, Proposal, ReviewEvent, ReviewOutcome, ReviewQueue
+from harnesses.editor import (
+    ConfinementError,
+    GitAwareEditor,
+    Proposal,
+    ReviewEvent,
+    ReviewOutcome,
+    ReviewQueue,
+    resolve_in_workspace,
+)
 from harnesses.editor.hunks import split_lines
 
 LINES = [f"line {i}\n" for i in range(1, 31)]
@@ -152,6 +160,65 @@ async def test_symlink_inside_workspace_is_followed(ws: Path) -> None:
     assert result.status == "completed"
     assert (ws / "alias.py").is_symlink()
     assert "LINE FIFTEEN" in (ws / "src" / "a.py").read_text()
+
+
+async def test_symlinked_directory_inside_workspace_is_followed(ws: Path) -> None:
+    (ws / "lib").symlink_to("src", target_is_directory=True)
+    (ws / "abs_alias.py").symlink_to(ws / "src" / "a.py")
+    editor = GitAwareEditor(ws, mode="immediate")
+    result = await editor.update_file(op("update_file", "lib/a.py", THREE_CHANGES))
+    assert (result.status, result.output) == ("completed", "Updated src/a.py")
+    assert (ws / "lib").is_symlink()
+    result = await editor.update_file(op("update_file", "abs_alias.py", "@@\n+top\n"))
+    assert (result.status, result.output) == ("completed", "Updated src/a.py")
+    assert (ws / "abs_alias.py").is_symlink()
+    assert (ws / "src" / "a.py").read_text().startswith("top\nline 1\nLINE TWO\n")
+
+
+async def test_deleting_a_symlink_to_outside_removes_only_the_link(
+    tmp_path: Path, ws: Path
+) -> None:
+    outside = _outside_setup(tmp_path, ws)
+    editor = GitAwareEditor(ws, mode="immediate")
+    result = await editor.delete_file(op("delete_file", "leak.txt"))
+    assert (result.status, result.output) == ("completed", "Deleted leak.txt")
+    assert not os.path.lexists(ws / "leak.txt")
+    assert (outside / "secret.txt").read_text() == "secret\n"
+
+
+async def test_replaced_workspace_folder_is_refused(tmp_path: Path, ws: Path) -> None:
+    editor = GitAwareEditor(ws, mode="immediate")
+    ws.rename(tmp_path / "moved-away")
+    ws.mkdir()
+    result = await editor.create_file(op("create_file", "new.txt", "+x\n"))
+    assert result.status == "failed"
+    assert "moved or replaced" in (result.output or "")
+    assert list(ws.iterdir()) == []
+    assert not (tmp_path / "moved-away" / "new.txt").exists()
+
+
+async def test_move_keeps_mode_and_leaves_no_temp_files(ws: Path) -> None:
+    (ws / "src" / "a.py").chmod(0o711)
+    editor = GitAwareEditor(ws, mode="immediate")
+    result = await editor.update_file(op("update_file", "src/a.py", "@@\n+top\n", "deep/er/b.py"))
+    assert result.status == "completed", result.output
+    moved = ws / "deep" / "er" / "b.py"
+    assert stat.S_IMODE(moved.stat().st_mode) == 0o711
+    assert not (ws / "src" / "a.py").exists()
+    leftovers = [p for p in ws.rglob("*") if p.name.endswith(".tandem-tmp")]
+    assert leftovers == []
+
+
+def test_resolve_in_workspace_walks_like_the_writer(tmp_path: Path, ws: Path) -> None:
+    _outside_setup(tmp_path, ws)
+    (ws / "lib").symlink_to("src")
+    root = Path(os.path.realpath(ws))
+    assert resolve_in_workspace(ws, "lib/a.py") == root / "src" / "a.py"
+    assert resolve_in_workspace(ws, "new/dir/x.py") == root / "new" / "dir" / "x.py"
+    assert resolve_in_workspace(ws, "leak.txt", follow_leaf=False) == root / "leak.txt"
+    for bad in ("leak.txt", "escape/x", ".GIT/config", "../x", "src/../a.py"):
+        with pytest.raises(ConfinementError):
+            resolve_in_workspace(ws, bad)
 
 
 def test_implements_the_core_seam(ws: Path) -> None:

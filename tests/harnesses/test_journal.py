@@ -146,7 +146,7 @@ def test_redaction_of_keys_and_strings() -> None:
     assert out["max_tokens"] == 100
     assert out["password"] is None
     assert out["text"] == f"use {REDACTED} please"
-    assert out["cmd"] == f"OPENAI_API_KEY={REDACTED} GITHUB_TOKEN={REDACTED} make"
+    assert out["cmd"] == f"OPENAI_API_KEY={REDACTED} GITHUB_TOKEN='{REDACTED}' make"
     assert out["args"] == f'{{"api_key": "{REDACTED}", "x": 1}}'
     assert out["header_line"] == f"Authorization: Bearer {REDACTED}"
     assert out["list"] == [REDACTED, ["t", "/tmp/x"]]
@@ -155,7 +155,8 @@ def test_redaction_of_keys_and_strings() -> None:
     json.dumps(out)
     assert redact_text("my key is hunter2hunter2", ["hunter2hunter2"]) == f"my key is {REDACTED}"
     assert redact_text("short ab", ["ab"]) == "short ab"  # too short to scrub blindly
-    assert redact_text("sk-notlongenough") == "sk-notlongenough"
+    assert redact_text("sk-short") == "sk-short"  # 5 characters after sk-: not a key shape
+    assert redact_text("sk-notlongenough") == REDACTED  # issue 11: short gateway keys too
 
 
 def test_journal_never_stores_secrets(tmp_path: Path) -> None:
@@ -171,6 +172,26 @@ def test_journal_never_stores_secrets(tmp_path: Path) -> None:
     raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("j.sqlite3"))
     assert KEY.encode() not in raw
     assert b"custom-secret-42" not in raw
+
+
+def test_redaction_is_the_core_module() -> None:
+    import core.redaction
+
+    assert redact is core.redaction.redact
+    assert redact_text is core.redaction.redact_text
+    assert REDACTED == core.redaction.REDACTED
+
+
+def test_queued_state_saves_keep_order_and_scrub(tmp_path: Path) -> None:
+    with SessionJournal(tmp_path / "q.sqlite3") as j:
+        sid = j.create_session(tmp_path, "t")
+        j.append_nowait(sid, "e", {"n": 1})
+        j.save_state_nowait(sid, json.dumps({"text": f"api_key = \"{KEY}\""}), "awaiting_approval")
+        j.append_nowait(sid, "e", {"n": 2})
+        j.flush()
+        assert [e.payload["n"] for e in j.events(sid)] == [1, 2]
+        assert j.session(sid).status == "awaiting_approval"
+        assert KEY not in (j.load_run_state(sid) or "")
 
 
 def test_concurrent_threads_get_distinct_sequence(journal: SessionJournal, tmp_path: Path) -> None:

@@ -165,3 +165,85 @@ async def test_sandboxed_timeout_and_background_cleanup(workspace: Path) -> None
     pgid = next(e for e in events if isinstance(e, ShellCommandStarted)).pid
     assert await wait_for(lambda: not live_members(pgid))
     assert not alive(pgid)
+
+
+def _repo(path: Path) -> Path:
+    import subprocess
+
+    path.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    return path
+
+
+def test_argv_masks_and_git_binds_come_after_the_workspace(
+    tmp_path: Path, outside_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harnesses.shell.sandbox import plan_sandbox
+
+    if not sandbox_available():
+        pytest.skip("bubblewrap unusable")
+    home = outside_dir / "home"  # masks under /tmp are skipped: the sandbox's /tmp is fresh
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".netrc").write_text("machine x password y\n")
+    monkeypatch.setenv("HOME", str(home))
+    ws = _repo(tmp_path / "ws")
+    rw = list(plan_sandbox("workspace-write", ws, network=False).prefix)
+    ws_bind = rw.index(str(ws))
+    git_dir = str(ws / ".git")
+    assert rw[rw.index(git_dir) - 1] == "--bind"  # pinned: cannot be renamed or removed
+    for name in ("config", "hooks", "info"):
+        index = rw.index(f"{git_dir}/{name}")
+        assert rw[index - 1] == "--ro-bind" and index > rw.index(git_dir) > ws_bind
+    ssh = rw.index(str(home / ".ssh"))
+    assert rw[ssh - 1] == "--tmpfs" and rw[ssh + 1 : ssh + 3] == [
+        "--remount-ro",
+        str(home / ".ssh"),
+    ]
+    netrc = rw.index(str(home / ".netrc"))
+    source = Path(rw[netrc - 1])
+    assert source.is_file() and source.stat().st_size == 0 and rw[netrc - 2] == "--ro-bind"
+    ro = list(plan_sandbox("read-only", ws, network=False).prefix)
+    assert git_dir not in ro  # the whole workspace is read-only already; no rw pin
+    assert str(home / ".ssh") in ro
+
+
+def test_empty_mask_source_is_recreated_when_changed() -> None:
+    from harnesses.shell.sandbox import empty_file
+
+    path = empty_file()
+    path.chmod(0o644)
+    path.write_text("leaked\n")
+    again = empty_file()
+    assert again == path and again.read_bytes() == b""
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        pytest.param(
+            "auto", "sandbox: workspace-write, network off, hiding 2 secret paths", id="auto"
+        ),
+        pytest.param("read-only", "sandbox: read-only, network off, hiding 2", id="read-only"),
+        pytest.param("full", "sandbox: off", id="full"),
+    ],
+)
+def test_summary_headline_names_what_is_hidden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, expected: str
+) -> None:
+    from harnesses.workspace import Workspace
+
+    if not sandbox_available():
+        pytest.skip("bubblewrap unusable")
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".aws").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    ws = _repo(tmp_path / "ws")
+    summary = Workspace(ws, mode=mode).sandbox_summary()
+    line = summary.headline()
+    assert line.startswith(expected), line
+    if mode != "full":
+        assert "(~/.ssh, ~/.aws)" in line and line.endswith(".git/config and hooks read-only")
+        assert ".git/config" in summary.protected and ".git/hooks/" in summary.protected
+        assert "~/.ssh" in summary.details()
+    assert not (ws / ".git" / "commondir").exists()

@@ -371,3 +371,16 @@ def test_environment_variable_for_test_process_is_untouched() -> None:
     before = dict(os.environ)
     build_env(os.environ)
     assert dict(os.environ) == before
+
+
+async def test_git_config_from_the_environment_reaches_commands_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIT_CONFIG_COUNT/KEY_n/VALUE_n pass as a group: dropping the KEY (it "looks" secret)
+    made every git command fail with "missing config key GIT_CONFIG_KEY_0"."""
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "tandem.probe")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "seen")
+    executor = SubprocessShellExecutor(tmp_path)
+    result = await executor.run(["git config --get tandem.probe"])
+    assert result.output[0].stdout == "seen\n", result.output[0].stderr

@@ -1,0 +1,16 @@
+"""Tandem's own git: the one hardened door (``runner``) and read-only repository queries."""
+
+from .repo import UserRepo, current_branch, find_repo, init_with_commit
+from .runner import ALLOWED_COMMANDS, GitError, GitResult, door_environment, run_git
+
+__all__ = [
+    "ALLOWED_COMMANDS",
+    "GitError",
+    "GitResult",
+    "UserRepo",
+    "current_branch",
+    "door_environment",
+    "find_repo",
+    "init_with_commit",
+    "run_git",
+]

@@ -1,0 +1,361 @@
+"""The one door through which Tandem starts git: no repository-controlled code, no secrets.
+
+Every git process Tandem itself starts (checkpoints, the branch badge, the demo) goes through
+:func:`run_git` (CONVENTIONS.md item 16; issue 11, Build item 1). The door
+
+* ignores system and global config (``GIT_CONFIG_NOSYSTEM``, ``GIT_CONFIG_GLOBAL=/dev/null``,
+  ``HOME=/dev/null`` so neither ``~/.gitconfig`` nor ``$XDG_CONFIG_HOME/git/*`` is read, and
+  ``GIT_ATTR_NOSYSTEM``);
+* starts git with a fresh, minimal environment: ``PATH``, ``LANG``/``LC_ALL`` and the ``GIT_*``
+  variables it sets itself, so no secret of Tandem's environment reaches git or its children;
+* neutralises every repository-controlled execution path with command-scope config
+  (``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>``, git >= 2.31), which
+  git reads after the repository's ``config`` and its ``include.path``/``includeIf`` files, so
+  it wins over them (``git help config``, "FILES"/"ENVIRONMENT"). Besides a fixed list
+  (hooks, fsmonitor, pager, editors, ssh, askpass, credential helpers, gpg, transports...),
+  every driver the repository's config defines (``filter.<d>.clean/smudge/process``,
+  ``diff.<d>.command/textconv``, ``merge.<d>.driver``, ``pager.<cmd>``, remotes' programs) is
+  read as data with ``git config --list --name-only`` and overridden by name: a driver
+  can only run if config defines it, and the only config git reads here is the repository's.
+  The env form is used rather than ``-c`` because ``-c`` splits at the first ``=`` and a
+  subsection name may contain one (``[filter "x=y"]``);
+* runs only a fixed set of subcommands (:data:`ALLOWED_COMMANDS`), so no alias ever runs.
+
+Paths that must never hold a program point under ``/dev/null`` (``/dev/null/...``): nothing
+can be created below a character device, not even by root, so no process (the agent's
+included) can plant a hook or a program there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "ALLOWED_COMMANDS",
+    "GitError",
+    "GitResult",
+    "door_environment",
+    "repository_overrides",
+    "run_git",
+    "static_overrides",
+]
+
+ALLOWED_COMMANDS = frozenset(
+    {
+        "add",
+        "cat-file",
+        "checkout-index",
+        "commit-tree",
+        "config",
+        "diff",
+        "diff-tree",
+        "for-each-ref",
+        "init",
+        "ls-files",
+        "ls-tree",
+        "read-tree",
+        "rev-parse",
+        "rm",
+        "symbolic-ref",
+        "update-ref",
+        "write-tree",
+    }
+)
+"""Subcommands the door runs (builtins only; git never expands an alias over a builtin)."""
+
+_NOWHERE = "/dev/null/tandem-disabled"
+"""A program path that cannot exist (below a character device)."""
+
+_STATIC: tuple[tuple[str, str], ...] = (
+    ("core.hooksPath", "/dev/null"),  # find_hook() looks up /dev/null/<name>: never there
+    ("core.fsmonitor", "false"),
+    ("core.untrackedCache", "false"),
+    ("core.splitIndex", "false"),
+    ("core.pager", "cat"),
+    ("core.editor", _NOWHERE),
+    ("sequence.editor", _NOWHERE),
+    ("core.sshCommand", _NOWHERE),
+    ("core.gitProxy", _NOWHERE),
+    ("core.askPass", _NOWHERE),
+    ("core.alternateRefsCommand", _NOWHERE),
+    ("core.attributesFile", "/dev/null"),
+    ("core.autocrlf", "false"),
+    ("core.safecrlf", "false"),
+    ("credential.helper", ""),  # the empty helper resets the list (git help credentials)
+    ("protocol.allow", "never"),  # no transport at all: no lazy fetch, no ext::, no ssh
+    ("diff.external", _NOWHERE),
+    ("diff.submodule", "short"),
+    ("submodule.recurse", "false"),
+    ("status.submoduleSummary", "false"),
+    ("gpg.program", _NOWHERE),
+    ("gpg.openpgp.program", _NOWHERE),
+    ("gpg.ssh.program", _NOWHERE),
+    ("gpg.x509.program", _NOWHERE),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("log.showSignature", "false"),
+    ("uploadpack.packObjectsHook", _NOWHERE),
+    ("gc.auto", "0"),
+    ("gc.autoDetach", "false"),
+    ("maintenance.auto", "false"),
+    ("color.ui", "never"),
+    ("init.templateDir", ""),
+)
+
+# (section, variable) -> neutral value, for "<section>.<subsection>.<variable>" keys found in
+# the repository's config. Filters with an empty command are not run (convert.c); the others
+# point nowhere, so a use we did not foresee fails instead of running repository code.
+_PER_DRIVER: dict[tuple[str, str], str] = {
+    ("filter", "clean"): "",
+    ("filter", "smudge"): "",
+    ("filter", "process"): "",
+    ("filter", "required"): "false",
+    ("diff", "command"): _NOWHERE,
+    ("diff", "textconv"): _NOWHERE,
+    ("merge", "driver"): _NOWHERE,
+    ("remote", "uploadpack"): _NOWHERE,
+    ("remote", "receivepack"): _NOWHERE,
+    ("remote", "proxy"): _NOWHERE,
+    ("remote", "vcs"): _NOWHERE,
+    ("remote", "promisor"): "false",
+    ("credential", "helper"): "",
+    ("hook", "command"): _NOWHERE,  # config-based hooks (newer git)
+    ("difftool", "cmd"): _NOWHERE,
+    ("mergetool", "cmd"): _NOWHERE,
+}
+_PER_NAME_SECTIONS = frozenset({"pager"})  # pager.<cmd> = a program (or a boolean)
+
+_EXTRA_ENV = frozenset(
+    {
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_AUTHOR_DATE",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_COMMITTER_DATE",
+        "GIT_CEILING_DIRECTORIES",
+    }
+)
+
+
+class GitError(Exception):
+    """A git command run through the door exited non-zero (or could not start).
+
+    Attributes:
+        args_: the git arguments (without the door's own options).
+        returncode: the exit status (``-1``: git could not be started or timed out).
+        stderr: git's standard error, decoded (UTF-8, replacement characters).
+    """
+
+    def __init__(self, args: Sequence[str], returncode: int, stderr: str) -> None:
+        self.args_ = tuple(args)
+        self.returncode = returncode
+        self.stderr = stderr
+        super().__init__(f"git {' '.join(self.args_[:3])} failed ({returncode}): {stderr.strip()}")
+
+
+@dataclass(frozen=True, slots=True)
+class GitResult:
+    """What one git run produced.
+
+    Attributes:
+        returncode: exit status.
+        stdout: standard output, bytes.
+        stderr: standard error, bytes.
+    """
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+    @property
+    def text(self) -> str:
+        """``stdout`` decoded as UTF-8 (undecodable bytes kept as surrogate escapes)."""
+        return self.stdout.decode("utf-8", "surrogateescape")
+
+
+def static_overrides() -> list[tuple[str, str]]:
+    """The fixed command-scope config the door gives every git run, ``(key, value)`` pairs."""
+    return list(_STATIC)
+
+
+def repository_overrides(config_keys: Sequence[str]) -> list[tuple[str, str]]:
+    """Overrides that disable every driver and program the given config keys define.
+
+    Args:
+        config_keys: key names as ``git config --list --name-only`` prints them (section and
+            variable lower-cased, subsection verbatim, e.g. ``filter.Evil=x.clean``).
+
+    Returns:
+        ``(key, value)`` pairs, in input order, without duplicates.
+    """
+    out: dict[str, str] = {}
+    for key in config_keys:
+        section, _, rest = key.partition(".")
+        if not rest:
+            continue
+        section = section.lower()
+        if section in _PER_NAME_SECTIONS and "." not in rest:
+            out[key] = "false"
+            continue
+        sub, dot, variable = rest.rpartition(".")
+        if not dot or not sub:
+            continue
+        value = _PER_DRIVER.get((section, variable.lower()))
+        if value is not None:
+            out[key] = value
+    return list(out.items())
+
+
+def door_environment(
+    overrides: Sequence[tuple[str, str]] = (),
+    *,
+    git_dir: Path | None = None,
+    work_tree: Path | None = None,
+    index_file: Path | None = None,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The complete environment of one git process (nothing else of ``os.environ`` leaks).
+
+    Args:
+        overrides: command-scope config, ``(key, value)``; the static list is always first.
+        git_dir, work_tree, index_file: ``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_INDEX_FILE``.
+        extra: identity or ``GIT_CEILING_DIRECTORIES`` (only the names in ``_EXTRA_ENV``).
+
+    Returns:
+        The environment dict.
+
+    Raises:
+        ValueError: ``extra`` names a variable the door does not pass.
+    """
+    env = {
+        "PATH": os.environ.get("PATH") or os.defpath,
+        "LANG": "C",
+        "LC_ALL": "C",
+        "HOME": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_OPTIONAL_LOCKS": "0",
+        "GIT_NO_REPLACE_OBJECTS": "1",
+        "GIT_LITERAL_PATHSPECS": "1",
+        "GIT_PROTOCOL_FROM_USER": "0",
+        "GIT_NO_LAZY_FETCH": "1",
+        "GIT_PAGER": "cat",
+        "GIT_EDITOR": _NOWHERE,
+        "GIT_SSH_COMMAND": _NOWHERE,
+        "GIT_ASKPASS": _NOWHERE,
+    }
+    pairs = [*_STATIC, *overrides]
+    env["GIT_CONFIG_COUNT"] = str(len(pairs))
+    for n, (key, value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{n}"] = key
+        env[f"GIT_CONFIG_VALUE_{n}"] = value
+    if git_dir is not None:
+        env["GIT_DIR"] = str(git_dir)
+    if work_tree is not None:
+        env["GIT_WORK_TREE"] = str(work_tree)
+    if index_file is not None:
+        env["GIT_INDEX_FILE"] = str(index_file)
+    for name, value in (extra or {}).items():
+        if name not in _EXTRA_ENV:
+            raise ValueError(f"the git door does not pass {name!r}")
+        env[name] = value
+    return env
+
+
+def run_git(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    git_dir: Path | None = None,
+    work_tree: Path | None = None,
+    index_file: Path | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    check: bool = True,
+    timeout_s: float | None = None,
+) -> GitResult:
+    """Run ``git <args>`` through the door (blocking; call it off the event loop).
+
+    First lists the config git will read for this repository (as data, same environment),
+    then runs the command with that config's drivers and programs overridden.
+
+    Args:
+        args: subcommand and its arguments; the subcommand must be in
+            :data:`ALLOWED_COMMANDS` (no global options: the door sets them).
+        cwd: working directory (repository discovery starts here when ``git_dir`` is None).
+        git_dir, work_tree, index_file: the repository, its work tree and index.
+        extra_env: identity / ``GIT_CEILING_DIRECTORIES`` (see :func:`door_environment`).
+        stdin: bytes for standard input (``/dev/null`` when ``None``).
+        check: raise :class:`GitError` on a non-zero exit.
+        timeout_s: wall-clock limit in seconds (``None``: no limit).
+
+    Returns:
+        The :class:`GitResult`.
+
+    Raises:
+        ValueError: an argument list the door does not run.
+        GitError: git failed (with ``check``), could not start, or timed out.
+    """
+    if not args or args[0] not in ALLOWED_COMMANDS:
+        raise ValueError(f"the git door does not run {args[:1]!r}")
+
+    def environment(overrides: Sequence[tuple[str, str]]) -> dict[str, str]:
+        return door_environment(
+            overrides,
+            git_dir=git_dir,
+            work_tree=work_tree,
+            index_file=index_file,
+            extra=extra_env,
+        )
+
+    listing = _spawn(
+        ["config", "-z", "--list", "--name-only"], cwd, environment(()), None, timeout_s
+    )
+    if listing.returncode not in (0, 1):  # 1: nothing set; other: unreadable config
+        raise GitError(["config", "--list"], listing.returncode, _decode(listing.stderr))
+    keys = [k for k in listing.stdout.decode("utf-8", "surrogateescape").split("\0") if k]
+    env = environment(repository_overrides(keys))
+    result = _spawn(list(args), cwd, env, stdin, timeout_s)
+    if check and result.returncode != 0:
+        raise GitError(args, result.returncode, _decode(result.stderr))
+    return result
+
+
+def _git_binary() -> str:
+    found = shutil.which("git", path=os.environ.get("PATH") or os.defpath)
+    if found is None:
+        raise GitError(["git"], -1, "git is not installed (not found on PATH)")
+    return found
+
+
+def _spawn(
+    args: list[str], cwd: Path, env: dict[str, str], stdin: bytes | None, timeout_s: float | None
+) -> GitResult:
+    argv = [_git_binary(), "--no-pager", *args]
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=env,
+            input=stdin,
+            stdin=subprocess.DEVNULL if stdin is None else None,
+            capture_output=True,
+            timeout=timeout_s,
+            check=False,
+            close_fds=True,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitError(args, -1, str(exc)) from exc
+    return GitResult(done.returncode, done.stdout, done.stderr)
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")

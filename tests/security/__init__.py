@@ -1,0 +1,1 @@
+"""Security tests: one module per attack class (CONVENTIONS item 17)."""

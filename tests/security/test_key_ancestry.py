@@ -1,0 +1,414 @@
+"""Attack class: reading the API key from an ancestor's environment, and surviving Tandem.
+
+With the sandbox off (``--no-sandbox``) or in full mode, a command can read
+``/proc/<pid>/environ`` of every ancestor. ``tandem run`` is launched as a real subprocess with
+``OPENAI_API_KEY`` (and a ``GH_TOKEN``) in *its* environment only; its command walks
+``/proc/$PPID/environ`` up to pid 1 and prints every line. The promise: no secret value appears
+(and the key still reached the model client, through the start-up hand-over). Then: a SIGKILL
+of ``tandem run`` mid-command leaves no process of the command alive within 2 s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from harnesses.shell import is_secret
+from tests.security._procs import alive_with, marker_seconds, poll
+from tests.support import items
+
+ROOT = Path(__file__).resolve().parents[2]
+TANDEM_SCRIPT = Path(sys.executable).with_name("tandem")
+
+#: Prints the environment of the shell and of every ancestor up to (not including) pid 1.
+WALK_ANCESTORS = (
+    'p=$$; while [ "$p" -gt 1 ]; do echo "== pid $p"; tr "\\0" "\\n" < /proc/$p/environ; '
+    "p=$(awk '/^PPid:/{print $2}' /proc/$p/status); done"
+)
+
+
+def _secrets() -> dict[str, str]:
+    tag = uuid.uuid4().hex
+    return {"OPENAI_API_KEY": f"sk-proj-{tag}", "GH_TOKEN": f"ghp_{tag[::-1]}"}
+
+
+def _session(tmp_path: Path, commands: list[str]) -> Path:
+    turns = [
+        {"output": [{"type": "shell_call", "call_id": "c1", "action": {"commands": commands}}]},
+        {"output": [{"type": "message", "content": [{"type": "output_text", "text": "done"}]}]},
+    ]
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps({"turns": turns}))
+    return path
+
+
+def _launch(
+    tmp_path: Path, how: str, args: list[str], secrets: dict[str, str]
+) -> subprocess.Popen[str]:
+    repo = tmp_path / "repo"
+    repo.mkdir(exist_ok=True)
+    inherited = {k: v for k, v in os.environ.items() if not is_secret(k)}  # only ours count
+    env = {**inherited, **secrets, "TANDEM_PROBE": "visible", "PYTHONPATH": str(ROOT)}
+    assert not any(name in os.environ for name in secrets)  # pytest itself holds no key
+    prefix = (
+        [str(TANDEM_SCRIPT)] if how == "console-script" else [sys.executable, "-m", "desktop.cli"]
+    )
+    return subprocess.Popen(
+        [*prefix, "run", "probe", "--repo", str(repo), *args],
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _finish(proc: subprocess.Popen[str]) -> str:
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return out + err
+
+
+LAUNCHES = [
+    pytest.param("python-m", ["--mode", "full"], id="python-m-full-mode"),
+    pytest.param("python-m", ["--mode", "full", "--no-sandbox"], id="python-m-no-sandbox"),
+    pytest.param("console-script", ["--mode", "full"], id="console-script-full-mode"),
+    pytest.param(
+        "console-script", ["--mode", "full", "--no-sandbox"], id="console-script-no-sandbox"
+    ),
+]
+
+
+@pytest.mark.parametrize(("how", "args"), LAUNCHES)
+def test_no_ancestor_environ_holds_a_secret(tmp_path: Path, how: str, args: list[str]) -> None:
+    secrets = _secrets()
+    session = _session(tmp_path, [WALK_ANCESTORS])
+    text = _finish(_launch(tmp_path, how, [*args, "--model", f"scripted:{session}"], secrets))
+    assert "TANDEM_PROBE=visible" in text  # the walk did print environments
+    assert text.count("== pid") >= 3  # shell, supervisor, tandem at least
+    assert "TANDEM_SECRETS_FD=" in text  # Tandem re-executed itself, handing the values over
+    for value in secrets.values():
+        assert value not in text
+
+
+def test_without_secrets_there_is_no_re_exec(tmp_path: Path) -> None:
+    session = _session(tmp_path, [WALK_ANCESTORS])
+    text = _finish(
+        _launch(tmp_path, "python-m", ["--mode", "full", "--model", f"scripted:{session}"], {})
+    )
+    assert "TANDEM_PROBE=visible" in text and "TANDEM_SECRETS_FD" not in text
+
+
+def test_the_handed_over_key_is_the_settings_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    from core import secret_handoff
+    from core.settings import load_settings
+
+    monkeypatch.setattr(secret_handoff, "_values", {})
+    monkeypatch.setattr(secret_handoff, "_state", {"received": False})
+    read_end, write_end = os.pipe()
+    os.write(write_end, json.dumps({"OPENAI_API_KEY": "sk-handed-over"}).encode())
+    os.close(write_end)
+    environ = {secret_handoff.HANDOFF_FD_ENV: str(read_end)}
+    assert secret_handoff.receive(environ) and environ == {}  # the variable is gone
+    with pytest.raises(OSError):
+        os.fstat(read_end)  # and the pipe closed
+    settings = load_settings()
+    assert settings.api_key is not None and settings.api_key.get_secret_value() == "sk-handed-over"
+    assert settings.api_key_source == "env" and "OPENAI_API_KEY" not in os.environ
+
+
+def test_the_key_still_reaches_the_model_but_no_command(tmp_path: Path, responses_server) -> None:
+    secrets = _secrets()
+    responses_server.enqueue([items.shell_call([WALK_ANCESTORS], call_id="c_walk")])
+    responses_server.enqueue([items.message("done")])
+    args = ["--mode", "full", "--model", "m", "--base-url", responses_server.base_url]
+    text = _finish(_launch(tmp_path, "python-m", args, secrets))
+    assert "TANDEM_PROBE=visible" in text and "done" in text
+    auth = [
+        r.headers.get("Authorization", r.headers.get("authorization"))
+        for r in responses_server.requests
+    ]
+    assert auth and all(a == f"Bearer {secrets['OPENAI_API_KEY']}" for a in auth)
+    # The command's output went back to the model: no secret there either.
+    sent = json.dumps([r.body for r in responses_server.requests])
+    assert "TANDEM_PROBE=visible" in sent
+    for value in secrets.values():
+        assert value not in sent and value not in text
+
+
+KILLED_MID_COMMAND = [
+    pytest.param("sh -c 'exec sleep {m}' & sh -c 'exec sleep {m}'", id="foreground-and-background"),
+    pytest.param("setsid -f sh -c 'exec sleep {m}'; sh -c 'exec sleep {m}'", id="setsid-f"),
+    pytest.param(
+        "( ( sh -c 'exec sleep {m}' & ) & ); trap '' TERM; sh -c 'trap \"\" TERM; exec sleep {m}'",
+        id="double-fork-ignoring-sigterm",
+    ),
+]
+
+
+@pytest.mark.parametrize("sandbox", ["--no-sandbox", "sandbox-on"])
+@pytest.mark.parametrize("template", KILLED_MID_COMMAND)
+def test_sigkill_of_tandem_run_leaves_nothing(tmp_path: Path, template: str, sandbox: str) -> None:
+    marker = marker_seconds()
+    session = _session(tmp_path, [template.replace("{m}", marker)])
+    # Full mode runs unsandboxed; auto mode runs under bubblewrap (and allows these commands).
+    mode = "full" if sandbox == "--no-sandbox" else "auto"
+    args = ["--mode", mode, "--model", f"scripted:{session}"]
+    proc = _launch(tmp_path, "python-m", args, _secrets())
+    try:
+        assert poll(lambda: len(alive_with(marker)) >= 2, timeout_s=30), proc.poll()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        killed_at = time.monotonic()
+        assert poll(lambda: not alive_with(marker), timeout_s=2.0), alive_with(marker)
+        assert time.monotonic() - killed_at < 2.0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.communicate()
+        for pid in alive_with(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+# -- The Codex CLI and Chromium die with Tandem ------------------------------------------------
+
+CODEX_HOST = """
+import asyncio, os, sys
+from core.tools.codex import CodexExecArgs, CodexOptions, ThreadOptions
+from harnesses.codex import SubprocessCodexExec
+
+async def main():
+    env = {"PATH": os.environ["PATH"], "HOME": sys.argv[3], "CODEX_HOME": sys.argv[4], "LANG": "C.UTF-8"}
+    codex = SubprocessCodexExec(CodexOptions(
+        codex_path_override=sys.argv[1], base_url=sys.argv[2], api_key="codex-test-key", env=env,
+        config={"model_providers.tandem.stream_max_retries": 0,
+                "model_providers.tandem.request_max_retries": 0}))
+    args = CodexExecArgs(input="wait", thread_options=ThreadOptions(
+        model="gpt-5.5", working_directory=sys.argv[5], skip_git_repo_check=True,
+        approval_policy="never", sandbox_mode="danger-full-access"))
+    async for line in codex.run(args):
+        print(line, flush=True)
+
+asyncio.run(main())
+"""
+
+BROWSER_HOST = """
+import asyncio, os
+from harnesses.browser.computer import PlaywrightComputer
+
+async def main():
+    computer = PlaywrightComputer()
+    await computer.screenshot()
+    print("READY", flush=True)
+    await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
+def _descendants(root: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != b"Z":
+                parents[int(entry)] = int(fields[1])
+    found = []
+    for pid in parents:
+        parent = parents.get(pid)
+        while parent is not None and parent > 1:
+            if parent == root:
+                found.append(pid)
+                break
+            parent = parents.get(parent)
+    return found
+
+
+def _alive(pids: list[int]) -> list[int]:
+    live = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                if handle.read().rsplit(b")", 1)[1].split()[0] != b"Z":
+                    live.append(pid)
+        except OSError:
+            pass
+    return live
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
+
+
+def _sigkill_host_and_check(proc: subprocess.Popen[str], wanted: bytes) -> None:
+    """SIGKILL ``proc`` once a descendant whose program name holds ``wanted`` runs; nothing of
+    its process tree survives 2 s."""
+
+    def started() -> bool:
+        return any(wanted in _cmdline(p).split(b"\0")[0] for p in _descendants(proc.pid))
+
+    try:
+        assert poll(started, 30)
+        tree = _descendants(proc.pid)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        assert poll(lambda: not _alive(tree), timeout_s=2.0), [_cmdline(p) for p in _alive(tree)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        pytest.param("sh -c 'exec sleep {m}' & sh -c 'exec sleep {m}'", id="codex-command-bg"),
+        pytest.param(
+            "setsid -f sh -c 'exec sleep {m}'; sh -c 'exec sleep {m}'", id="codex-setsid-f"
+        ),
+    ],
+)
+def test_sigkill_of_tandem_takes_the_codex_cli(
+    tmp_path: Path, responses_server, template: str
+) -> None:
+    from harnesses.codex import local_codex_binary
+
+    binary = local_codex_binary()
+    if binary is None:
+        pytest.fail("Codex CLI not installed: run `bash scripts/install_codex.sh`")
+    marker = marker_seconds()
+    command = {"cmd": template.replace("{m}", marker)}
+    responses_server.enqueue([items.function_call("exec_command", command, call_id="x1")])
+    responses_server.enqueue([items.message("late")], delay_s=30)
+    home, work = tmp_path / "codex-home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    (home / "config.toml").write_text("analytics.enabled = false\n[features]\nplugins = false\n")
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-c", CODEX_HOST, str(binary), responses_server.base_url),
+            *(str(tmp_path), str(home), str(work)),
+        ],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert poll(lambda: len(alive_with(marker)) >= 2, timeout_s=30)  # Codex ran them
+        _sigkill_host_and_check(proc, b"codex")
+        assert poll(lambda: not alive_with(marker), timeout_s=0.5), alive_with(marker)
+    finally:
+        for pid in alive_with(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_sigkill_of_tandem_takes_chromium(tmp_path: Path) -> None:
+    pytest.importorskip("playwright")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BROWSER_HOST],
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _sigkill_host_and_check(proc, b"chrom")
+
+
+WINDOW_HOST = """
+import asyncio, json, os, sys
+from pathlib import Path
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+import qasync
+from PySide6.QtWidgets import QApplication
+from core import Agent, ScriptedModel
+from core.settings import Settings
+from desktop.controller import Controller
+from desktop.main_window import MainWindow
+from harnesses.sessions import SessionJournal
+from harnesses.workspace import Workspace
+
+repo, journal_path, commands = Path(sys.argv[1]), Path(sys.argv[2]), json.loads(sys.argv[3])
+app = QApplication.instance() or QApplication([])
+loop = qasync.QEventLoop(app)
+asyncio.set_event_loop(loop)
+workspace = Workspace(repo, mode="full", data_dir=repo.parent / "data")
+turns = [{"output": [{"type": "shell_call", "call_id": f"s{i}", "action": {"commands": [c]}}]}
+         for i, c in enumerate(commands)]
+model = ScriptedModel(turns + [{"output": [{"type": "message", "content": [
+    {"type": "output_text", "text": "done"}]}]}])
+journal = SessionJournal(journal_path)
+controller = Controller(workspace, lambda ws: Agent(name="Tandem", model=model, tools=ws.tools()),
+                        journal=journal, session_id=journal.create_session(repo, "kill"))
+window = MainWindow(controller, Settings())
+window.show()
+controller.submit("serve and wait")
+with loop:
+    loop.run_forever()
+"""
+
+
+def test_sigkill_of_the_window_leaves_nothing(tmp_path: Path) -> None:
+    service, command = marker_seconds(), marker_seconds()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    commands = [
+        f"setsid -f sh -c 'exec sleep {service}' &",  # a background service
+        f"setsid -f sh -c 'exec sleep {command}'; sh -c 'exec sleep {command}'",
+    ]
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            WINDOW_HOST,
+            str(repo),
+            str(tmp_path / "j.sqlite3"),
+            json.dumps(commands),
+        ],
+        env={**os.environ, "PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen"},
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        up = poll(lambda: bool(alive_with(service)) and len(alive_with(command)) >= 2, 30)
+        assert up, proc.poll()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        gone = poll(lambda: not alive_with(service) and not alive_with(command), timeout_s=2.0)
+        assert gone, alive_with(service) + alive_with(command)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+        for pid in alive_with(service) + alive_with(command):
+            os.kill(pid, signal.SIGKILL)
