@@ -160,6 +160,15 @@ def _shapes() -> tuple[_Shape, ...]:
             _assignment(),
         ),
         _Shape("cookie", "cookie" + header, _assignment()),
+        # command-line flags with the value after a space: ``--password hunter2``,
+        # ``--api-key sk…``, ``--auth-token x`` (``--token-file f``, ``--max-tokens 9`` kept)
+        _Shape(
+            "--",
+            r"--(?:[a-z0-9]++-){0,3}+(?:pass(?:w(?:or)?d|phrase)|token|secret"
+            r"|(?:api)?key(?:(?<=-api-key)|(?<=-apikey)|(?<=-access-key)|(?<=-private-key)))"
+            r"[ \t]++" + _VALUE,
+            _assignment(numbers_ok=True),
+        ),
         # -- bare auth schemes -------------------------------------------------------------
         _Shape("bearer", r"bearer[ \t]++([\w.~+/=\-]{6,}+)", _whole(1)),
         _Shape("basic", r"basic[ \t]++([a-z0-9+/]{8,}+=*+)", _basic),

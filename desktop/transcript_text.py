@@ -13,7 +13,6 @@ from typing import Any, TextIO
 
 from core import RunItemStreamEvent
 from core.items import ItemHelpers
-from core.redaction import redact_text
 
 from .activity import (
     HOSTED_CALL_TYPES,
@@ -141,5 +140,6 @@ def _output_lines(raw: dict[str, Any], output: Any) -> list[str]:
 
 
 def _clean(text: str) -> str:
-    # redacted whole, before it is cut into lines: a PEM block spans several (issue 11)
-    return display_text(redact_text(text))
+    # display_text redacts the text whole, before it is cut into lines: a PEM block spans
+    # several (issue 11)
+    return display_text(text)

@@ -19,6 +19,7 @@ from typing_extensions import Unpack
 from .._util import maybe_await as _maybe_await
 from ..context import RunContextWrapper, ToolContext
 from ..errors import ModelBehaviorError, ToolTimeoutError, UserError
+from ..redaction import redact_text
 from .docstrings import DocstringStyle, is_callable_instance
 from .function_schema import FuncSchema, function_schema
 from .strict_schema import ensure_strict_json_schema
@@ -63,14 +64,19 @@ def default_tool_error_function(ctx: RunContextWrapper[Any], error: Exception) -
         ``"An error occurred while parsing tool arguments. Please try again with valid JSON.
         Error: <json error>"`` for an argument-decoding :class:`ModelBehaviorError` chained to a
         ``JSONDecodeError``, else ``"An error occurred while running the tool. Please try
-        again. Error: <error>"``.
+        again. Error: <error>"``. Registered secret values and secret shapes in the error's
+        text are redacted (:func:`core.redaction.redact_text`; issue 11): an exception that
+        quotes a key does not carry it to the model or the journal.
     """
     if isinstance(error, ModelBehaviorError) and isinstance(error.__cause__, json.JSONDecodeError):
         return (
             "An error occurred while parsing tool arguments. Please try again with valid JSON. "
             f"Error: {error.__cause__}"
         )
-    return f"An error occurred while running the tool. Please try again. Error: {error}"
+    return (
+        "An error occurred while running the tool. Please try again. "
+        f"Error: {redact_text(str(error))}"
+    )
 
 
 def _first_param_is_plain_wrapper(func: Any) -> bool:

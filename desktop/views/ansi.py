@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import NamedTuple, TypeAlias
 
+from core.redaction import redact_text
+
 __all__ = [
     "LINE_RESET",
     "Color",
@@ -313,5 +315,6 @@ _BIDI_CONTROLS = dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A)],
 
 def display_text(text: str) -> str:
     """Model or tool text made safe to display: terminal escape sequences and bidi controls
-    removed (see :func:`strip_ansi`)."""
-    return strip_ansi(text).translate(_BIDI_CONTROLS)
+    removed (see :func:`strip_ansi`), and secrets redacted (every registered secret value and
+    the common secret shapes, :func:`core.redaction.redact_text`; issue 11 "Redaction")."""
+    return redact_text(strip_ansi(text)).translate(_BIDI_CONTROLS)

@@ -200,6 +200,21 @@ def get_user_profile_impl(user_id: str) -> str:
     raise ValueError(user_id)
 
 
+def test_default_tool_error_function_redacts_secrets() -> None:
+    """Issue 11: an exception quoting a registered key (or a secret shape) reaches neither
+    the model nor the journal through the default error text."""
+    from core.redaction import REDACTED, register_secret
+
+    register_secret("gw-51c0ffee", source="test")
+    ctx = RunContextWrapper(context=None)
+    text = default_tool_error_function(
+        ctx, RuntimeError("login failed for gw-51c0ffee; password=hunter2hunter2")
+    )
+    assert text.startswith(GENERIC)
+    assert "gw-51c0ffee" not in text and "hunter2hunter2" not in text
+    assert REDACTED in text
+
+
 def test_default_tool_error_function_texts() -> None:
     ctx = RunContextWrapper(context=None)
     assert default_tool_error_function(ctx, ValueError("x")) == GENERIC + "x"

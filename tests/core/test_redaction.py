@@ -56,6 +56,10 @@ SHAPES = [
     ),
     pytest.param("Cookie: session=abc123", "Cookie: [REDACTED]", id="cookie"),
     pytest.param("use Bearer eyAbCdEf123", "use Bearer [REDACTED]", id="bare-bearer"),
+    pytest.param("mysql --password hunter2 db", "mysql --password [REDACTED] db", id="flag-password"),
+    pytest.param("cli --api-key gw-12ab34 x", "cli --api-key [REDACTED] x", id="flag-api-key"),
+    pytest.param("x --auth-token a.b-c y", "x --auth-token [REDACTED] y", id="flag-auth-token"),
+    pytest.param('--db-password "p w" x', '--db-password "[REDACTED]" x', id="flag-quoted"),
     pytest.param("key sk-AbCdEf12", "key [REDACTED]", id="sk-short"),
     pytest.param("sk-proj-Zq8vN3bT5wK1mR7yL2cX9dF4", REDACTED, id="sk-proj"),
     pytest.param("sk-ant-api03-AbCdEf0123456789", REDACTED, id="sk-ant"),
@@ -115,6 +119,9 @@ KEPT = [
     pytest.param("tests/test_x.py::test_y PASSED", id="passed-is-no-password"),
     pytest.param("https://example.com:8080/path", id="url-with-port"),
     pytest.param("", id="empty"),
+    pytest.param("gh --token-file tok.txt", id="flag-token-file"),
+    pytest.param("llm --max-tokens 100", id="flag-token-count"),
+    pytest.param("mysql --password-file f", id="flag-password-file"),
 ]
 
 

@@ -184,6 +184,21 @@ def test_notices_show_text_and_level(view) -> None:
     assert "Rate limited; retrying in 2 s" in texts(view.entries()[0])
 
 
+def test_secrets_never_reach_the_screen(view) -> None:
+    """Issue 11 "Redaction": a registered key and secret shapes are redacted in notices
+    (errors from the service), card summaries and messages."""
+    from core.redaction import REDACTED, register_secret
+
+    register_secret("gw-7d1e93", source="test")
+    view.add_notice("Error code: 401 - invalid key gw-7d1e93", "error")
+    view.add_tool_card("c9", "shell", "echo Authorization: Bearer abcdef0123456789xyz", "")
+    view.add_tool_card("c9", "shell", "x", "token gw-7d1e93 printed")
+    shown = " ".join(texts(entry) for entry in view.entries())
+    assert "gw-7d1e93" not in shown
+    assert "abcdef0123456789xyz" not in shown
+    assert REDACTED in shown
+
+
 def test_clear_removes_everything(view, qtbot) -> None:
     view.add_user_message("hi")
     view.append_assistant_delta("m1", "partial")
