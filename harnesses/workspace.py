@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from .checkpoints import Checkpoint, CheckpointStore
 from .editor import GitAwareEditor, ReviewQueue
 from .shell import ShellListener, SubprocessShellExecutor, sandbox_available
 from .shell.sandbox import SandboxMode, SandboxSummary, describe_sandbox
+from .shell.secret_paths import plan_hidden
 from .spawn import ServiceRegistry
 
 __all__ = ["PendingDecision", "Workspace", "WorkspaceHooks"]
@@ -40,6 +42,9 @@ MODEL_OUTPUT_TAIL_BYTES = 16 * 1024
 
 _WRITING_CALLS = frozenset({"shell_call", "apply_patch_call", "local_shell_call"})
 _SANDBOX = {"read-only": "read-only", "workspace-write": "workspace-write", "none": "off"}
+#: Seconds the secret-path list given to the policy is reused (a secret created meanwhile,
+#: e.g. by ``aws configure``, is judged from the next refresh on).
+SECRET_PATHS_TTL_S = 5.0
 
 
 @dataclass(slots=True)
@@ -128,6 +133,8 @@ class Workspace:
         self.editor = GitAwareEditor(self.root, mode="review", queue=self.review_queue)
         self.decisions: dict[str, PendingDecision] = {}
         self.last_checkpoint: Checkpoint | None = None
+        self._secret_paths: tuple[Path, ...] = ()
+        self._secret_paths_at: float | None = None
         self._mode = coerce_mode(mode)
         self.set_mode(self._mode)
 
@@ -150,6 +157,21 @@ class Workspace:
         """Change the user's hidden / shown-again paths; applies from the next command."""
         self.executor.hidden_paths = list(hidden)
         self.executor.shown_paths = list(shown)
+        self._secret_paths_at = None
+
+    def secret_paths(self) -> tuple[Path, ...]:
+        """The secret paths the sandbox hides here (``plan_hidden`` over the user's settings),
+        which the policy also keeps out of the built-in rules' reach; cached for
+        :data:`SECRET_PATHS_TTL_S` seconds and refreshed by :meth:`set_sandbox_paths`."""
+        now = time.monotonic()
+        at = self._secret_paths_at
+        if at is None or now - at >= SECRET_PATHS_TTL_S:
+            plan = plan_hidden(
+                self.root, extra=self.executor.hidden_paths, shown=self.executor.shown_paths
+            )
+            self._secret_paths = tuple(h.path for h in plan.hidden)
+            self._secret_paths_at = now
+        return self._secret_paths
 
     def sandbox_summary(self) -> SandboxSummary:
         """What the sandbox does in the current approval mode (for the window and the CLI)."""
@@ -198,6 +220,7 @@ class Workspace:
     # -- shell -------------------------------------------------------------------------------
     def decide_commands(self, commands: list[str]) -> Decision:
         """The strictest policy decision over a call's commands."""
+        secrets = self.secret_paths()
         decisions = [
             decide_command(
                 c,
@@ -205,6 +228,7 @@ class Workspace:
                 self.rules,
                 sandbox_available=self.sandbox_available,
                 workspace=self.root,
+                secret_paths=secrets,
             )
             for c in commands
         ]

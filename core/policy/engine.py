@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .command_parser import ParsedCommand, Segment, parse_command
@@ -213,6 +213,13 @@ def _judge(
     if reach is not None and reach.redirect is not None:
         return out("ask", f"asked: `{text}` {reach.redirect}{no_sandbox}", allow)
     if reach is not None and reach.problem is not None and allow.source == "default":
+        if reach.secret is not None:
+            return out(
+                "ask",
+                f"asked: `{text}` {reach.problem}; the built-in read-only rules never "
+                f"vouch for what the sandbox hides{no_sandbox}",
+                allow,
+            )
         return out(
             "ask",
             f"asked: `{text}` {reach.problem}; the built-in read-only rules only cover "
@@ -270,6 +277,7 @@ def decide_command(
     use_defaults: bool = True,
     workspace: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
+    secret_paths: Collection[str | os.PathLike[str]] = (),
 ) -> Decision:
     """Decide whether a shell command runs, asks or is denied (PRODUCT.md "Safety model").
 
@@ -280,6 +288,14 @@ def decide_command(
     so does anything whose reach cannot be resolved statically (``cat $(pick)``,
     ``cat ~other/x``). An input redirection outside the workspace (``cat < ~/.ssh/id_rsa``)
     asks whatever rule allowed the command.
+
+    ``secret_paths`` (what the sandbox hides: ``~/.ssh``, Tandem's settings…) are out of
+    the built-in rules' reach even when the workspace contains them (a workspace that is
+    the home folder): ``cat .ssh/id_rsa``, ``cd .ssh && cat id_rsa``, ``git -C .ssh log``,
+    a link to them, or a recursive read above them (``grep -r token .``, ``find .``,
+    ``du``) asks, with a reason that names the secret ("reads a hidden secret path
+    (~/.ssh)"); so does an input redirection from one (``cat < .aws/credentials``),
+    whatever rule allowed the command.
 
     The line is split into simple commands (:func:`~core.policy.command_parser.parse_command`)
     and each is judged; the line gets the strictest verdict (deny > ask > allow), so it is
@@ -321,6 +337,8 @@ def decide_command(
         env: variables the command will see, used to expand ``$NAME``/``${NAME}``
             (default: only ``HOME`` from ``os.environ``); names not in it, or assigned in
             the line itself, are unresolvable.
+        secret_paths: files and folders hidden from commands (absolute, or ``~/…``
+            expanded with ``env["HOME"]``); one that contains the workspace is ignored.
 
     Returns:
         The :class:`Decision`; ``sandbox`` is ``"read-only"`` in *read-only* mode and
@@ -341,7 +359,7 @@ def decide_command(
         env = {"HOME": os.environ["HOME"]} if "HOME" in os.environ else {}
     trusted = mode is ApprovalMode.FULL or (mode is ApprovalMode.AUTO and sandbox_available)
     reaches: list[Reach | None] = (
-        [None] * len(parsed.segments) if trusted else list(analyse(parsed, root, env))
+        [None] * len(parsed.segments) if trusted else list(analyse(parsed, root, env, secret_paths))
     )
     judged = [
         _judge(s, mode, chosen, sandbox_available, parsed.error, r)

@@ -112,6 +112,7 @@ def scan_git(sub: str, args: Sequence[str]) -> Scan:
         operands.append(arg)
     if sub == "grep" and not pattern_given and operands:
         operands = operands[1:]
+    out.operands.extend(operands)
     out.paths.extend(operands)
     return out
 

@@ -8,10 +8,11 @@ from typing import Literal
 
 __all__ = ["Effect", "Scan", "Tool", "TOOLS", "resolve_long", "scan"]
 
-Effect = Literal["write", "run", "read", "list", "follow", "pattern"]
+Effect = Literal["write", "run", "read", "list", "follow", "pattern", "recurse"]
 """What an option does: writes its file, runs a program, reads its file (path-checked),
-reads file names only known at run time, follows symlinks recursively, or supplies the
-pattern (so grep's first operand is a file)."""
+reads file names only known at run time, follows symlinks recursively, supplies the
+pattern (so grep's first operand is a file), or makes the program walk its directory
+operands (``grep -r``, ``ls -R``; with a value, only ``recurse``: ``grep -d recurse``)."""
 
 Operands = Literal["paths", "none", "pattern-then-paths", "jq"]
 
@@ -48,6 +49,8 @@ class Scan:
         jq_filter: the jq program text, when there is one.
         pattern_given: an option supplied the pattern or program (grep ``-e``/``-f``, jq
             ``-f``), so every operand is a file.
+        operands: the file operands among ``paths`` (not the files of options).
+        recursive: an option makes the program walk its directory operands.
     """
 
     problems: list[str] = field(default_factory=list)
@@ -55,6 +58,8 @@ class Scan:
     paths: list[str] = field(default_factory=list)
     jq_filter: str | None = None
     pattern_given: bool = False
+    operands: list[str] = field(default_factory=list)
+    recursive: bool = False
 
 
 def resolve_long(tool: Tool, name: str) -> str | None:
@@ -127,6 +132,7 @@ def scan(tool: Tool, args: Sequence[str]) -> Scan:
         out.jq_filter = operands[0]
         operands = operands[1:]
     if tool.operands != "none":
+        out.operands.extend(operands)
         out.paths.extend(operands)
     return out
 
@@ -144,6 +150,8 @@ def _apply(tool: Tool, out: Scan, key: str, spelled: str, value: str) -> bool:
         out.problems.append(f"uses `{spelled}`, which follows symbolic links out of the folder")
     elif effect == "read":
         out.paths.append(value)
+    elif effect == "recurse":
+        out.recursive = out.recursive or value in ("", "recurse")
     return effect == "pattern" or (effect == "read" and key in ("-f", "--file"))
 
 
@@ -188,7 +196,8 @@ _GREP = _tool(
     "regexp= silent text with-filename word-regexp",
     "A B C D d e f m",
     {"-f": "read", "--file": "read", "--exclude-from": "read", "-e": "pattern",
-     "--regexp": "pattern", "-R": "follow", "--dereference-recursive": "follow"},
+     "--regexp": "pattern", "-R": "follow", "--dereference-recursive": "follow",
+     "-r": "recurse", "--recursive": "recurse", "-d": "recurse", "--directories": "recurse"},
     "pattern-then-paths",
 )
 _SUM = _tool(
@@ -205,7 +214,7 @@ TOOLS: dict[str, Tool] = {
         "literal no-group numeric-uid-gid quote-name quoting-style= recursive reverse "
         "show-control-chars si size sort= time= time-style= tabsize= width= zero",
         "I T w",
-        {"-L": "follow", "--dereference": "follow"},
+        {"-L": "follow", "--dereference": "follow", "-R": "recurse", "--recursive": "recurse"},
     ),
     "cat": _tool(
         "show-all number-nonblank show-ends number squeeze-blank show-tabs show-nonprinting"

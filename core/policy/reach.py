@@ -6,7 +6,7 @@ import fnmatch
 import glob
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from .command_parser import ParsedCommand, Segment
@@ -36,6 +36,9 @@ _FIND_BAD = frozenset(
      "-fls"}
 )  # fmt: skip
 _FIND_FILE_ARG = re.compile(r"^-(newer|anewer|cnewer|samefile|newer[aBcm][aBcm])$")
+# Programs of the built-in rules that walk every directory operand (and the working
+# directory when they have none); grep and ls walk only with `-r`/`-R` (options.py).
+_WALKERS = frozenset({"rg", "find", "du", "tree"})
 _MAX_CWDS = 8
 _MAX_GLOB = 2000
 
@@ -48,12 +51,22 @@ class Reach:
         redirect: why an input redirection (``< FILE``) reads outside the workspace or
             cannot be resolved, else ``None``; applies whatever rule allowed the command.
         problem: why a built-in read-only rule cannot vouch for the command (it writes,
-            runs a program, reads outside the workspace, runs outside it, or something
-            cannot be resolved statically), else ``None``.
+            runs a program, reads outside the workspace or a hidden secret path, runs
+            outside it, or something cannot be resolved statically), else ``None``.
+        secret: the hidden secret path ``problem`` or ``redirect`` is about, as shown to
+            people (``"~/.ssh"``), else ``None``.
     """
 
     redirect: str | None = None
     problem: str | None = None
+    secret: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Secret:
+    lexical: str
+    real: str
+    shown: str
 
 
 @dataclass(slots=True)
@@ -65,12 +78,15 @@ class _State:
     cwds: list[str | None]
     prev: list[str | None]
     source: str = ""
+    secrets: tuple[_Secret, ...] = ()
+    hit: str | None = None
 
 
 def analyse(
     parsed: ParsedCommand,
     workspace: str | None,
     env: Mapping[str, str],
+    secret_paths: Collection[str | os.PathLike[str]] = (),
 ) -> list[Reach]:
     """Judge the reach of every segment of ``parsed``, tracking ``cd`` across the line.
 
@@ -79,12 +95,21 @@ def analyse(
     pipeline, subshell, after ``&&``/``||``, to a missing or unresolvable place) adds its
     target to the set of places later commands may run in, and every place is checked.
 
+    A path equal to or under a secret path (compared both as written, normalised, and
+    with symlinks resolved) is unreachable even inside the workspace, and so is a working
+    directory there (``cd ~/.ssh``, ``git -C .ssh``); a command that walks a tree
+    (``grep -r``, ``ls -R``, ``rg``, ``find``, ``du``, ``tree``, ``git grep``) may not
+    start above one (``grep -r token ~``, ``find .`` in a home workspace).
+
     Args:
         parsed: the parsed line.
         workspace: the workspace root, or ``None`` (then relative paths count as inside
             and absolute ones as outside, and the file system is not consulted).
         env: variables known at run time (``HOME``); names the line itself assigns
             anywhere are dropped (their value is only known at run time).
+        secret_paths: files and folders the sandbox hides (absolute, or starting with
+            ``~/``, expanded with ``env["HOME"]``); one that contains the workspace is
+            ignored, as the sandbox cannot hide it either.
 
     Returns:
         One :class:`Reach` per segment, in order.
@@ -99,12 +124,70 @@ def analyse(
     )
     if _assigned("OLDPWD", source):
         state.prev = [None]
+    state.secrets = _secrets(secret_paths, env.get("HOME"), root)
     out: list[Reach] = []
     for seg in parsed.segments:
+        state.hit = None
         out.append(_reach(seg, state))
         if seg.argv and program_name(seg.argv[0]) in ("cd", "pushd", "popd"):
             _move(seg, state)
     return out
+
+
+def _secrets(
+    paths: Collection[str | os.PathLike[str]], home: str | None, root: str
+) -> tuple[_Secret, ...]:
+    found: list[_Secret] = []
+    for raw in paths:
+        text = os.fspath(raw)
+        if (text == "~" or text.startswith("~/")) and home:
+            text = home + text[1:]
+        if not os.path.isabs(text):
+            continue  # a relative or `~user` entry: the sandbox resolves it, not here
+        lexical = os.path.normpath(text)
+        real = os.path.realpath(lexical)
+        if _within(root, lexical) or _within(root, real) or "/" in (lexical, real):
+            continue
+        found.append(_Secret(lexical, real, _shown(lexical, home)))
+    return tuple(found)
+
+
+def _shown(path: str, home: str | None) -> str:
+    """``path`` with the home folder written ``~`` (``/home/u/.ssh`` -> ``~/.ssh``)."""
+    if home and home != "/":
+        home = os.path.normpath(home)
+        if path == home:
+            return "~"
+        if path.startswith(home + "/"):
+            return "~/" + path[len(home) + 1 :]
+    return path
+
+
+def _secret_problem(
+    raw: str, places: Sequence[str], state: _State, *, walks: bool = False, how: str = "through"
+) -> str | None:
+    """Why reaching ``places`` (one path, as written and resolved) touches a hidden secret
+    path (``walks``: anything below them too), else ``None``; records the secret in
+    ``state.hit``. ``how`` says how ``raw`` is reached (``"by running in"``)."""
+    for secret in state.secrets:
+        for place in places:
+            inside = _within(place, secret.lexical) or _within(place, secret.real)
+            above = walks and (_within(secret.lexical, place) or _within(secret.real, place))
+            if inside or above:
+                state.hit = state.hit or secret.shown
+                if inside:
+                    return f"reads a hidden secret path ({secret.shown}) {how} `{raw}`"
+                return (
+                    f"reads a hidden secret path ({secret.shown}): it walks `{raw}`, "
+                    "which contains it"
+                )
+    return None
+
+
+def _lexical(path: str, cwd: str | None) -> str | None:
+    if os.path.isabs(path):
+        return os.path.normpath(path)
+    return os.path.normpath(os.path.join(cwd, path)) if cwd is not None else None
 
 
 def _assigned(name: str, source: str) -> bool:
@@ -165,7 +248,8 @@ def _within(path: str, root: str) -> bool:
 
 
 def _check_path(raw: str, cwd: str | None, state: _State) -> str | None:
-    """Why the path written ``raw`` is not certainly inside the workspace, else ``None``."""
+    """Why the path written ``raw`` is not certainly inside the workspace, or is a hidden
+    secret path, else ``None``."""
     for value in _expand(raw, cwd, state):
         problem = _check_value(raw, value, cwd, state)
         if problem is not None:
@@ -173,26 +257,31 @@ def _check_path(raw: str, cwd: str | None, state: _State) -> str | None:
     return None
 
 
-def _check_value(raw: str, value: Expanded, cwd: str | None, state: _State) -> str | None:
+def _check_value(
+    raw: str, value: Expanded, cwd: str | None, state: _State, *, walks: bool = False
+) -> str | None:
     if value.unresolved is not None:
         return f"reaches `{raw}`, which is only known at run time ({value.unresolved})"
     text = value.text
     if text in _SAFE_FILES or re.fullmatch(r"/dev/fd/\d+", text) or not text:
         return None
     if value.pattern is not None:
-        return _check_glob(raw, value.pattern, cwd, state)
+        return _check_glob(raw, value.pattern, cwd, state, walks=walks)
     resolved = _resolve(text, cwd, state)
     if resolved is None:
         return f"reaches `{raw}` from a working directory only known at run time"
+    lexical = _lexical(text, cwd) or resolved
+    secret = _secret_problem(raw, (lexical, resolved), state, walks=walks)
+    if secret is not None:
+        return secret
     if not _within(resolved, state.root):
         return f"reaches `{raw}` outside the workspace"
     return None
 
 
-def _check_glob(raw: str, pattern: str, cwd: str | None, state: _State) -> str | None:
-    parts = pattern.split("/")
-    if any(fnmatch.fnmatchcase("..", p) or fnmatch.fnmatchcase(".", p) for p in parts if p):
-        return f"reaches `{raw}`, a pattern that can climb out of its folder"
+def _check_glob(
+    raw: str, pattern: str, cwd: str | None, state: _State, *, walks: bool = False
+) -> str | None:
     full = pattern if os.path.isabs(pattern) else None
     if full is None:
         if cwd is None:
@@ -203,7 +292,14 @@ def _check_glob(raw: str, pattern: str, cwd: str | None, state: _State) -> str |
         if glob.has_magic(part):
             break
         fixed.append(part)
-    base = _resolve("/".join(fixed) or "/", None, state) or "/"
+    lexical_base = os.path.normpath("/".join(fixed) or "/")
+    base = _resolve(lexical_base, None, state) or "/"
+    secret = _secret_problem(raw, (lexical_base, base), state)
+    if secret is not None:
+        return secret
+    parts = pattern.split("/")
+    if any(fnmatch.fnmatchcase("..", p) or fnmatch.fnmatchcase(".", p) for p in parts if p):
+        return f"reaches `{raw}`, a pattern that can climb out of its folder"
     if not _within(base, state.root):
         return f"reaches `{raw}` outside the workspace"
     if not state.real:
@@ -211,7 +307,12 @@ def _check_glob(raw: str, pattern: str, cwd: str | None, state: _State) -> str |
     for count, match in enumerate(glob.iglob(full)):
         if count >= _MAX_GLOB:
             return f"reaches `{raw}`, a pattern with too many matches to check"
-        if not _within(_real(os.path.abspath(match)), state.root):
+        lexical = os.path.normpath(os.path.abspath(match))
+        real = _real(lexical)
+        secret = _secret_problem(match, (lexical, real), state, walks=walks)
+        if secret is not None:
+            return secret
+        if not _within(real, state.root):
             return f"reaches `{match}` (from `{raw}`) outside the workspace"
     return None
 
@@ -230,6 +331,9 @@ def _cwds_for(seg: Segment, state: _State, extra: Sequence[str]) -> list[str | N
     for place in places:
         if place is None:
             return "runs in a directory only known at run time"
+        secret = _secret_problem(place, (place,), state, how="by running in")
+        if secret is not None:
+            return secret
         if not _within(place, state.root):
             return f"runs in `{place}`, outside the workspace"
     return places
@@ -245,7 +349,8 @@ def _reach(seg: Segment, state: _State) -> Reach:
                 break
         if redirect:
             break
-    return Reach(redirect, _problem(seg, state) if seg.argv else None)
+    problem = _problem(seg, state) if seg.argv else None
+    return Reach(redirect, problem, state.hit if (redirect or problem) else None)
 
 
 def _problem(seg: Segment, state: _State) -> str | None:
@@ -274,14 +379,21 @@ def _problem(seg: Segment, state: _State) -> str | None:
             return found.problems[0]
         whole = {vs[0].text: vs for vs in values}
         globbed = any(v.pattern is not None for vs in values for v in vs)
+        walks = found.recursive or name in _WALKERS or (git and texts[:1] == ["grep"])
         for text in found.paths:
             options = whole.get(text) or [
                 Expanded(text, text if globbed and glob.has_magic(text) else None)
             ]
             for value in options:
-                problem = _check_value(text, value, cwd, state)
+                problem = _check_value(
+                    text, value, cwd, state, walks=walks and text in found.operands
+                )
                 if problem is not None:
                     return problem
+        if walks and not found.operands and cwd is not None:
+            problem = _secret_problem(".", (cwd,), state, walks=True)
+            if problem is not None:
+                return problem
         if git and state.real and cwd is not None:
             hazard = config_hazard(cwd, state.root)
             if hazard is not None:
@@ -323,6 +435,7 @@ def _scan_find(args: list[str]) -> Scan:
     while i < len(args) and not args[i].startswith(("-", "(", "!", ",")) and args[i] != ")":
         starts.append(args[i])
         i += 1
+    out.operands.extend(starts or ["."])
     out.paths.extend(starts or ["."])
     while i < len(args):
         word = args[i]
