@@ -385,10 +385,21 @@ def _drive_screenshots(session: _Session, path: Path, closed: asyncio.Future[Non
                         window.conversation.reveal(search_cards[0])
                     QTimer.singleShot(400, nested)
                 else:
-                    closed.done() or closed.set_result(None)
+                    sandbox_menu()
 
             def nested() -> None:
                 window.grab().save(str(path.with_name(path.stem + "-subagent" + path.suffix)))
+                sandbox_menu()
+
+            def sandbox_menu() -> None:  # what commands cannot see (issue 11), on screen
+                window.top_bar.show_sandbox_menu()
+                QTimer.singleShot(500, sandbox_shot)
+
+            def sandbox_shot() -> None:
+                screen = window.screen()
+                shot = screen.grabWindow(0) if screen is not None else window.grab()
+                shot.save(str(path.with_name(path.stem + "-sandbox" + path.suffix)))
+                window.top_bar.sandbox_menu.hide()
                 closed.done() or closed.set_result(None)
 
             QTimer.singleShot(800, finish)

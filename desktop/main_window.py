@@ -69,9 +69,19 @@ class MainWindow(QMainWindow):
             BrowserView(browser_session) if browser_session is not None else BrowserPlaceholder()
         )
         self.checkpoints = CheckpointsView()
+        terminal_page: QWidget = self.terminal
+        services = getattr(controller.workspace, "services", None)
+        self.services_view: ServicesView | None = None
+        if services is not None:  # background services under the terminal (issue 11)
+            self.services_view = ServicesView(services)
+            terminal_page = QSplitter(Qt.Orientation.Vertical)
+            terminal_page.addWidget(self.terminal)
+            terminal_page.addWidget(self.services_view)
+            terminal_page.setStretchFactor(0, 4)
+            terminal_page.setStretchFactor(1, 1)
         self.tabs = QTabWidget()
         for widget, name in zip(
-            (self.diff_view, self.terminal, self.browser, self.checkpoints), _TABS, strict=True
+            (self.diff_view, terminal_page, self.browser, self.checkpoints), _TABS, strict=True
         ):
             self.tabs.addTab(widget, name)
 
@@ -184,6 +194,7 @@ class MainWindow(QMainWindow):
         c.usageChanged.connect(self.top_bar.set_usage)
         c.modeChanged.connect(self.top_bar.set_mode)
         self.top_bar.modeChangeRequested.connect(c.set_mode)
+        self.top_bar.settingsRequested.connect(self.show_settings_safety)
         self.conversation.toolCardActivated.connect(self._show_tool)
 
         c.approvalRequested.connect(self.approvals.enqueue)
@@ -199,10 +210,6 @@ class MainWindow(QMainWindow):
         c.commandOutput.connect(self.terminal.on_output)
         c.commandFinished.connect(self.terminal.on_command_finished)
         self.terminal.killRequested.connect(c.kill_command)
-        services = getattr(c.workspace, "services", None)  # background services (issue 11)
-        if services is not None:
-            self.services_view = ServicesView(services)
-            self.services_view.install_below(self.tabs, _TABS.index("Terminal"))
 
         c.checkpointsChanged.connect(self._show_checkpoints)
         c.checkpointDiffReady.connect(self._show_checkpoint_diff)
@@ -287,6 +294,14 @@ class MainWindow(QMainWindow):
             self._settings_dialog.settingsApplied.connect(self._apply_settings)
         self._settings_dialog.show()
         self._settings_dialog.raise_()
+
+    def show_settings_safety(self) -> None:
+        """Open Settings on its Safety tab (what the sandbox hides; the sandbox menu asks)."""
+        self.show_settings()
+        tabs = self._settings_dialog.tabs
+        for index in range(tabs.count()):
+            if tabs.tabText(index) == "Safety":
+                tabs.setCurrentIndex(index)
 
     def _apply_settings(self, settings: Settings) -> None:
         from core.settings import save_settings

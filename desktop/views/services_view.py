@@ -17,8 +17,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
-    QSplitter,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -103,15 +101,3 @@ class ServicesView(QWidget):
             self.registry.kill(number)
             self.killRequested.emit(number)
             self.refresh()
-
-    def install_below(self, tabs: QTabWidget, index: int) -> None:
-        """Put this view under the widget of tab ``index`` (the terminal), in a splitter."""
-        label = tabs.tabText(index)
-        widget = tabs.widget(index)
-        split = QSplitter(Qt.Orientation.Vertical)
-        tabs.removeTab(index)
-        split.addWidget(widget)
-        split.addWidget(self)
-        split.setStretchFactor(0, 4)
-        split.setStretchFactor(1, 1)
-        tabs.insertTab(index, split, label)

@@ -57,6 +57,16 @@ def _pill(name: str) -> QLabel:
     return label
 
 
+def _info(menu: QMenu, text: str, *, heading: bool = False) -> None:
+    """A line of information in ``menu``: shown, not clickable (``heading``: in bold)."""
+    action = menu.addAction(text)
+    action.setEnabled(False)
+    if heading:
+        font = action.font()
+        font.setBold(True)
+        action.setFont(font)
+
+
 def _repolish(widget: QWidget) -> None:
     widget.style().unpolish(widget)
     widget.style().polish(widget)
@@ -67,7 +77,9 @@ class TopBar(QFrame):
 
     Clicking the approval-mode badge opens a small menu (non-blocking ``popup``); choosing a
     mode emits :attr:`modeChangeRequested` but does not change the badge: the window calls
-    :meth:`set_mode` once the session has switched.
+    :meth:`set_mode` once the session has switched. Clicking the sandbox indicator opens a
+    menu of what sandboxed commands cannot see or change (issue 11), whose last entry emits
+    :attr:`settingsRequested`.
 
     Args:
         parent: the Qt parent.
@@ -75,6 +87,8 @@ class TopBar(QFrame):
 
     #: The user picked approval mode ``mode`` (``read-only``, ``ask``, ``auto``, ``full``).
     modeChangeRequested = Signal(str)
+    #: The user asked to change what the sandbox hides (the indicator's menu).
+    settingsRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -97,10 +111,18 @@ class TopBar(QFrame):
         self.mode_badge.setCursor(Qt.CursorShape.PointingHandCursor)
         self.mode_badge.setFixedHeight(_PILL_HEIGHT)
         self.mode_badge.clicked.connect(self.show_mode_menu)
-        self.sandbox = _pill("sandbox")
+        self.sandbox = QToolButton()
+        self.sandbox.setObjectName("sandbox")
+        self.sandbox.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.sandbox.setFixedHeight(_PILL_HEIGHT)
+        self.sandbox.clicked.connect(self.show_sandbox_menu)
         self.sandbox.hide()
+        self.sandbox_menu = QMenu(self)
+        self._sandbox_state = ""
         self._sandbox_tip = ""
         self._protection = ""
+        self._hidden: list[str] = []
+        self._protected: list[str] = []
         self.usage = QLabel()
         self.usage.setObjectName("usage")
 
@@ -171,6 +193,7 @@ class TopBar(QFrame):
         """Show the sandbox ``state`` (``on``, ``off``, ``unavailable``); ``detail`` is the why."""
         text, default_tip = _SANDBOX.get(state, (state, ""))
         self.sandbox.setText(text)
+        self._sandbox_state = state
         self._sandbox_tip = detail or default_tip
         self.sandbox.setToolTip(self._sandbox_tip + (self._protection if state == "on" else ""))
         self.sandbox.setProperty("state", state)
@@ -181,6 +204,7 @@ class TopBar(QFrame):
     def set_sandbox_protection(self, hidden: list[str], protected: list[str]) -> None:
         """List what commands cannot see (``hidden``: ``~/.ssh``...) and cannot change
         (``protected``: ``.git/config``...) in the sandbox indicator's tooltip."""
+        self._hidden, self._protected = list(hidden), list(protected)
         self._protection = ""
         if hidden:
             self._protection += "\n\nHidden from commands:\n" + "\n".join(f"  {p}" for p in hidden)
@@ -206,6 +230,29 @@ class TopBar(QFrame):
     def show_mode_menu(self) -> None:
         """Open the approval-mode menu under the badge (``popup``: never a nested loop)."""
         self.mode_menu.popup(self.mode_badge.mapToGlobal(QPoint(0, self.mode_badge.height() + 2)))
+
+    @Slot()
+    def show_sandbox_menu(self) -> None:
+        """Open the sandbox menu under the indicator (``popup``: never a nested loop): the
+        state, the paths hidden from commands and the read-only git paths (when the sandbox
+        is on), and *Change what is hidden…*."""
+        menu = self.sandbox_menu
+        menu.clear()
+        _info(menu, self._sandbox_tip or self.sandbox.text())
+        if self._sandbox_state == "on":
+            menu.addSeparator()
+            _info(menu, f"Hidden from commands ({len(self._hidden)}):", heading=True)
+            for path in self._hidden or ["nothing"]:
+                _info(menu, "    " + path)
+            _info(menu, "Read-only for commands:", heading=True)
+            for path in self._protected or ["nothing"]:
+                _info(menu, "    " + path)
+        else:
+            _info(menu, "Secrets are not hidden and .git is not protected without the sandbox.")
+        menu.addSeparator()
+        change = menu.addAction("Change what is hidden…")
+        change.triggered.connect(self.settingsRequested)
+        menu.popup(self.sandbox.mapToGlobal(QPoint(0, self.sandbox.height() + 2)))
 
     # -- internals -------------------------------------------------------------------------
 

@@ -97,6 +97,10 @@ def test_review_approve_terminal_and_restore(repo, tmp_path, qtbot):
         assert output["call_id"] == "p1" and output["status"] == "completed"
         assert "Applied 2 of 3 hunks" in output["output"] and "hunk 2 rejected" in output["output"]
         assert (repo / "made.txt").exists()
+        window.tabs.setCurrentIndex(1)  # the Terminal tab shows the command's block
+        window.terminal.flush()
+        assert window.terminal.isVisible() and window.terminal._widgets
+        assert all(w.isVisible() for w in window.terminal._widgets.values())
         window.conversation.flush()
         assert "All done." in transcript_text(window)
         checkpoints = await controller.workspace.checkpoints.list()

@@ -125,3 +125,31 @@ def test_sandbox_tooltip_lists_hidden_and_protected_paths(bar) -> None:
     assert "~/.ssh" not in bar.sandbox.toolTip()  # nothing is hidden without the sandbox
     bar.set_sandbox("on", "")
     assert "~/.ssh" in bar.sandbox.toolTip()
+
+
+def test_sandbox_menu_lists_what_is_hidden_and_protected(bar, qtbot) -> None:
+    """Issue 11: clicking the indicator shows what commands cannot see or change, and offers
+    the Settings page that changes it."""
+    bar.set_sandbox("on", "Commands run under bubblewrap")
+    bar.set_sandbox_protection(["~/.ssh", "~/.aws"], [".git/config", ".git/hooks/"])
+    bar.sandbox.click()
+    qtbot.waitUntil(bar.sandbox_menu.isVisible)
+    texts = [a.text().strip() for a in bar.sandbox_menu.actions()]
+    for expected in ("~/.ssh", "~/.aws", ".git/config", ".git/hooks/", "Hidden from commands (2):"):
+        assert expected in texts
+    change = next(a for a in bar.sandbox_menu.actions() if a.text().startswith("Change"))
+    assert change.isEnabled()
+    with qtbot.waitSignal(bar.settingsRequested):
+        change.trigger()
+    bar.sandbox_menu.hide()
+
+
+def test_sandbox_menu_without_the_sandbox_says_nothing_is_hidden(bar, qtbot) -> None:
+    bar.set_sandbox_protection(["~/.ssh"], [".git/config"])
+    bar.set_sandbox("off", "Sandbox turned off in Settings")
+    bar.sandbox.click()
+    qtbot.waitUntil(bar.sandbox_menu.isVisible)
+    texts = [a.text().strip() for a in bar.sandbox_menu.actions()]
+    assert "~/.ssh" not in texts
+    assert any("not hidden" in t for t in texts)
+    bar.sandbox_menu.hide()
