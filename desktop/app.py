@@ -389,9 +389,9 @@ def _drive_screenshots(session: _Session, path: Path, closed: asyncio.Future[Non
 
             def nested() -> None:
                 window.grab().save(str(path.with_name(path.stem + "-subagent" + path.suffix)))
-                sandbox_menu()
+                closed.done() or closed.set_result(None)
 
-            def sandbox_menu() -> None:  # what commands cannot see (issue 11), on screen
+            def sandbox_menu() -> None:  # the fix demo: what commands cannot see (issue 11)
                 window.top_bar.show_sandbox_menu()
                 QTimer.singleShot(500, sandbox_shot)
 

@@ -15,7 +15,8 @@ mkdir -p "$shots"
 echo "demo: no display, running the window under Xvfb (screenshots in $shots)"
 QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1440x900x24 -nolisten tcp" \
     .venv/bin/tandem demo --screenshot "$shots/tandem-demo.png" 2> >(grep -v -e propagateSizeHints -e "unexpected operator" >&2)
-echo "demo: saved $shots/tandem-demo-review.png (patch review) and $shots/tandem-demo.png (finished run)"
+echo "demo: saved $shots/tandem-demo-review.png (patch review), $shots/tandem-demo.png (finished run)"
+echo "      and $shots/tandem-demo-sandbox.png (what the sandbox hides from commands)"
 QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1440x900x24 -nolisten tcp" \
     .venv/bin/tandem demo --scenario research --screenshot "$shots/tandem-research.png" 2> >(grep -v -e propagateSizeHints -e "unexpected operator" >&2)
 echo "demo: saved $shots/tandem-research-review.png (MCP approval), $shots/tandem-research.png (hosted activity, sources)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Produces the screenshots in docs/screenshots/: the demo window during the patch review and
-# after the run (Xvfb), the research demo (hosted tools, a sub-agent) at its MCP approval and
+# Produces the screenshots in docs/screenshots/: the demo window during the patch review,
+# after the run and with the sandbox indicator's menu open (Xvfb), the research demo (hosted tools, a sub-agent) at its MCP approval and
 # at the end, and the window with the live browser view during a scripted browser
 # run (real Chromium on a local page). Installs what it needs first; safe to re-run.
 set -euo pipefail
