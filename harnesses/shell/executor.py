@@ -45,6 +45,21 @@ def _default_shell() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
+async def _after_cancelled(plan: SandboxPlan) -> None:
+    """Run ``plan.after_command`` for a cancelled command; a second cancellation while it runs
+    does not stop it (the thread finishes the sweep)."""
+    sweep = asyncio.ensure_future(asyncio.to_thread(plan.after_command))
+    try:
+        repairs = await asyncio.shield(sweep)
+    except asyncio.CancelledError:
+        return
+    except Exception:
+        _log.exception("sandbox sweep after a cancelled command failed")
+        return
+    if repairs:
+        _log.warning("cancelled sandboxed command planted git paths: %s", "; ".join(repairs))
+
+
 class SubprocessShellExecutor:
     """Runs the commands of a ``shell_call`` as local subprocesses (optionally under ``bwrap``).
 
@@ -253,6 +268,10 @@ class SubprocessShellExecutor:
                 command=command,
                 provider_data=provider_data,
             )
+        except asyncio.CancelledError:
+            # run_process killed the command's tree; what it planted is undone all the same
+            await _after_cancelled(plan)
+            raise
         repairs = await asyncio.to_thread(plan.after_command)
         if repairs:  # the command planted git redirections; they are undone, and said
             _log.warning("sandboxed command planted git paths: %s", "; ".join(repairs))
@@ -332,7 +351,9 @@ class SubprocessShellExecutor:
             )
             code = 0
         else:
-            text = f"background service #{service.number} already exited; output:\n{service.output()}"
+            text = (
+                f"background service #{service.number} already exited; output:\n{service.output()}"
+            )
             code = service.exit_code
         await self._emit(ShellOutputChunk(call_id, index, "stdout", text))
         await self._emit(

@@ -42,6 +42,14 @@ class GitProtection:
         links: symlinked protected entries and their link text; a link cannot be pinned, so
             it is put back after the command if it changed.
         notes: what could not be analysed (reported, and protected as far as possible).
+        workspace: set when the whole workspace was walked for nested git dirs
+            (``nested=True``); then :meth:`sweep` also neutralises git dirs the command
+            created (:mod:`harnesses.shell.new_repos`).
+        identities: ``(st_dev, st_ino)`` of every git dir protected during the command.
+        watched: paths outside git dirs that config makes into code (``core.hooksPath``
+            folders, included config files), with their ``(st_dev, st_ino)``; one replaced
+            during the command (its parent renamed away and a new one made) is disabled.
+        tops: work-tree tops of the repositories found (for relative ``core.hooksPath``).
     """
 
     git_dirs: list[Path] = field(default_factory=list)
@@ -50,6 +58,10 @@ class GitProtection:
     absent: list[Path] = field(default_factory=list)
     links: dict[Path, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    workspace: Path | None = None
+    identities: set[tuple[int, int]] = field(default_factory=set)
+    watched: dict[Path, tuple[int, int] | None] = field(default_factory=dict)
+    tops: list[Path] = field(default_factory=list)
 
     def sweep(self) -> list[str]:
         """Undo what a finished command planted: remove :attr:`absent` paths it created and put
@@ -73,7 +85,43 @@ class GitProtection:
                     _remove(path)
                 os.symlink(text, path)
                 repairs.append(f"restored link {path} -> {text}")
+        if self.workspace is not None:
+            repairs += self._neutralise_new(self.workspace)
         return repairs
+
+    def _neutralise_new(self, ws: Path) -> list[str]:
+        from .new_repos import disable_entries, neutralise_git_dir
+
+        repairs: list[str] = []
+        now = find_git_protection(ws, create_missing=False, nested=True, user_config=False)
+        for gitdir in now.git_dirs:
+            if _identity(gitdir) not in self.identities:
+                repairs += neutralise_git_dir(gitdir, ws)
+        for path, before in self.watched.items():
+            current = _identity(path)
+            if current is None or current == before:
+                continue
+            if path.is_dir() and not path.is_symlink():
+                renamed = disable_entries(path)
+                if renamed:
+                    repairs.append(
+                        f"Tandem disabled {', '.join(renamed)} in the replaced hooks folder "
+                        f"{path} (renamed to <name>.disabled-by-tandem)"
+                    )
+            else:
+                from .new_repos import DISABLED_SUFFIX
+
+                os.replace(path, path.with_name(path.name + DISABLED_SUFFIX))
+                repairs.append(f"Tandem disabled the replaced config file {path}")
+        return repairs
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
 
 
 def _remove(path: Path) -> None:
@@ -117,6 +165,9 @@ class _Finder:
         """Protect a ``.git`` entry (dir or ``gitdir:`` file) and the git dirs it leads to."""
         if os.path.islink(dotgit):
             self.out.links[dotgit] = os.readlink(dotgit)
+        if _within(dotgit.parent, self.ws) or _within(self.ws, dotgit.parent):
+            if dotgit.parent not in self.out.tops:
+                self.out.tops.append(dotgit.parent)
         if dotgit.is_file():
             if _within(dotgit, self.ws):
                 self.out.read_only.append(dotgit)
@@ -232,7 +283,9 @@ def _looks_like_git_dir(folder: Path) -> bool:
     )
 
 
-def find_git_protection(workspace: Path, *, create_missing: bool = True) -> GitProtection:
+def find_git_protection(
+    workspace: Path, *, create_missing: bool = True, nested: bool = False, user_config: bool = True
+) -> GitProtection:
     """Find the git dirs a command in ``workspace`` could write and what to protect in them.
 
     The repository is found like ``git rev-parse --git-dir``: the nearest ``.git`` in the
@@ -246,6 +299,12 @@ def find_git_protection(workspace: Path, *, create_missing: bool = True) -> GitP
         create_missing: create a missing ``hooks/`` or ``info/`` (as ``git init`` does) and an
             empty ``config.worktree`` when ``extensions.worktreeConfig`` may be on, so they
             can be bound read-only without bwrap creating mount points in the workspace.
+        nested: also walk the whole workspace (cached, :mod:`harnesses.shell.new_repos`) for
+            every other git dir (nested, bare, cloned, ``.git`` files) and protect them too,
+            remember what was protected so :meth:`GitProtection.sweep` neutralises the git
+            dirs a command creates, and (with ``user_config``) protect the ``core.hooksPath``
+            folders and included config files that the user's global/system config or a
+            repository's config points at inside the workspace.
 
     Returns:
         The :class:`GitProtection` (empty when there is no repository).
@@ -254,11 +313,70 @@ def find_git_protection(workspace: Path, *, create_missing: bool = True) -> GitP
     finder = _Finder(ws, create_missing)
     if _looks_like_git_dir(ws):  # a bare repository opened as the workspace
         finder.git_dir(ws, 0)
+    else:
+        for folder in (ws, *ws.parents):
+            dotgit = folder / ".git"
+            if os.path.lexists(dotgit):
+                finder.dotgit(dotgit)
+                finder.worktree(folder)
+                break
+    if not nested:
         return finder.out
-    for folder in (ws, *ws.parents):
-        dotgit = folder / ".git"
-        if os.path.lexists(dotgit):
-            finder.dotgit(dotgit)
-            finder.worktree(folder)
-            break
-    return finder.out
+    from .new_repos import index_for, looks_like_git_dir
+
+    for folder, markers in index_for(ws).scan(ws):
+        if ".git" in markers:
+            finder.dotgit(folder / ".git")
+        if ("HEAD" in markers or "commondir" in markers) and looks_like_git_dir(folder):
+            finder.git_dir(folder, 0)
+    out = finder.out
+    out.workspace = ws
+    if user_config:
+        _protect_config_targets(out, ws, create_missing)
+    out.identities = {i for i in map(_identity, out.pins) if i is not None}
+    return out
+
+
+def _protect_config_targets(out: GitProtection, ws: Path, create: bool) -> None:
+    from .user_git_config import config_targets, user_config_files
+
+    repo_files = []
+    for gitdir in out.git_dirs:
+        top = gitdir.parent if gitdir.name == ".git" else None
+        for name in ("config", "config.worktree"):
+            if (gitdir / name).is_file():
+                repo_files.append((gitdir / name, top))
+    targets = config_targets(
+        ws, user_files=user_config_files(), repo_files=repo_files, tops=out.tops
+    )
+    out.notes += targets.notes
+    for folder in targets.hook_dirs:
+        if not os.path.lexists(folder) and create:
+            try:
+                folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+            except OSError as exc:
+                out.notes.append(f"cannot create the hooks folder {folder}: {exc}")
+        _protect_target(out, folder, ws)
+    for file in targets.files:
+        if not os.path.lexists(file) and create:
+            try:
+                file.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+                file.touch(mode=0o644)
+            except OSError as exc:
+                out.notes.append(f"cannot create the included config {file}: {exc}")
+        _protect_target(out, file, ws)
+
+
+def _protect_target(out: GitProtection, path: Path, ws: Path) -> None:
+    if not os.path.lexists(path):
+        out.watched[path] = None
+        return
+    if os.path.islink(path):
+        out.links[path] = os.readlink(path)
+        real = Path(os.path.realpath(path))
+        if os.path.exists(real) and _within(real, ws) and real not in out.read_only:
+            out.read_only.append(real)
+        return
+    if path not in out.read_only:
+        out.read_only.append(path)
+    out.watched[path] = _identity(path)

@@ -115,8 +115,9 @@ def bwrap_argv(
     renamed or removed) with its ``config``/``hooks``/``info``... bound read-only on top; then
     each ``hidden`` path masked (a folder by an empty read-only tmpfs, a file by a read-only
     bind of ``empty``); cwd = workspace, a new PID namespace (so every process of the command
-    dies with it and ``/proc`` shows no Tandem process), ``--die-with-parent``, and
-    ``--unshare-net`` unless ``network``.
+    dies with it and ``/proc`` shows no Tandem process), ``--die-with-parent``, every
+    capability dropped (``--cap-drop ALL``: as root the command could otherwise unmount the
+    read-only binds), and ``--unshare-net`` unless ``network``.
 
     ``--new-session`` is deliberately not used: commands have no controlling terminal (the
     executor starts them in a new session with stdin from ``/dev/null``), so the TIOCSTI
@@ -144,6 +145,9 @@ def bwrap_argv(
             if empty is None:
                 raise ValueError("a hidden file needs an empty source file")
             argv += ["--ro-bind", str(empty), target]
+    # run as root, bwrap keeps every capability: CAP_SYS_ADMIN would let the command unmount
+    # the read-only binds above (``umount .git/config``); drop them all (a no-op unprivileged)
+    argv += ["--cap-drop", "ALL"]
     argv += ["--chdir", ws, "--unshare-pid", "--die-with-parent"]
     if not network:
         argv.append("--unshare-net")
@@ -211,7 +215,10 @@ def plan_sandbox(
     if reason is not None or bwrap is None:
         return SandboxPlan(prefix=(), mode=mode, sandboxed=False, unavailable=reason)
     hidden = plan_hidden(workspace, extra=hidden_extra, shown=hidden_shown)
-    git = find_git_protection(workspace, create_missing=mode == "workspace-write")
+    writable = mode == "workspace-write"
+    # workspace-write: every git dir in the workspace (nested ones too) is protected, and the
+    # ones the command creates are neutralised after it (new_repos.py)
+    git = find_git_protection(workspace, create_missing=writable, nested=writable)
     empty = empty_file() if any(h.kind == "file" for h in hidden.hidden) else None
     prefix = bwrap_argv(
         bwrap, mode, workspace, network=network, hidden=hidden.hidden, git=git, empty=empty
