@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from .command_parser import ParsedCommand, Segment, parse_command
 from .defaults import DEFAULT_RULES, default_rules
-from .destructive import BUILD_DIRS, destructive_reason, inside_build_dir
+from .destructive import BUILD_DIRS, destructive_harm, destructive_reason, inside_build_dir
 from .engine import Decision, SegmentDecision, decide_command, decide_patch
+from .harm import Harm
 from .modes import (
     MODE_DESCRIPTIONS,
     Action,
@@ -43,6 +44,7 @@ __all__ = [
     "DEFAULT_RULES",
     "DESTRUCTIVE_GUARD",
     "Decision",
+    "Harm",
     "MODE_DESCRIPTIONS",
     "PRIVILEGE_GUARD",
     "ParsedCommand",
@@ -59,6 +61,7 @@ __all__ = [
     "decide_patch",
     "default_rules",
     "describe_pattern",
+    "destructive_harm",
     "destructive_reason",
     "inside_build_dir",
     "matches_command",

@@ -17,6 +17,7 @@ __all__ = ["ParsedCommand", "Segment", "parse_command"]
 _MAX_DEPTH = 8
 _NOT_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+_TRUNCATING_REDIRECTS = frozenset({">", ">|", "&>", ">&"})
 # fmt: off
 _RISKY_ENV_EXACT = frozenset(
     {
@@ -82,6 +83,11 @@ class Segment:
         certain: the command runs in the line's own shell whenever the line gets that far
             (top level, first or after ``;``/a newline, not backgrounded, not in a pipeline,
             subshell or substitution), so a ``cd`` here moves every later command.
+        truncates: the subset of ``writes`` opened for overwriting rather than appending
+            (``>``, ``>|``, ``&>``, ``>&FILE``, ``tee`` without ``-a``), for the destructive
+            guard.
+        stdin: here-document bodies and ``<<<`` strings fed to the command (text, not
+            files), so inline code such as ``python - <<EOF`` can be judged.
     """
 
     text: str
@@ -100,6 +106,8 @@ class Segment:
     chdir: tuple[str, ...] = ()
     git_cwd: tuple[str, ...] = ()
     certain: bool = False
+    truncates: tuple[str, ...] = ()
+    stdin: tuple[str, ...] = ()
 
     @property
     def program(self) -> str:
@@ -143,6 +151,8 @@ class _Inherit:
     privileged: bool = False
     hidden_args: bool = False
     reads: tuple[str, ...] = ()
+    truncates: tuple[str, ...] = ()
+    stdin: tuple[str, ...] = ()
 
 
 def _refuse_bashlex_traps(src: str) -> None:
@@ -175,6 +185,9 @@ class _Walker:
     def __init__(self) -> None:
         self.out: list[Segment] = []
         self.certain: set[int] = set()
+        # Side results of the latest ``redirects`` call (truncated files, stdin texts).
+        self.last_truncates: list[str] = []
+        self.last_stdin: list[str] = []
 
     # -- bashlex trees -------------------------------------------------------------------
     def script(self, src: str, ctx: str, inherit: _Inherit, depth: int) -> None:
@@ -215,6 +228,8 @@ class _Walker:
                 inherit.privileged,
                 inherit.hidden_args,
                 inherit.reads + tuple(reads),
+                inherit.truncates + tuple(self.last_truncates),
+                inherit.stdin + tuple(self.last_stdin),
             )
             for part in n.list:
                 self.node(part, src, ctx, inner, depth)
@@ -254,16 +269,20 @@ class _Walker:
         """Files written and (source spelling of) files read by these redirections."""
         writes: list[str] = []
         reads: list[str] = []
+        self.last_truncates, self.last_stdin = [], []
         for r in nodes:
             target = getattr(r, "output", None)
             if getattr(r, "heredoc", None) is not None:
                 body = str(getattr(r.heredoc, "value", ""))
                 if "$(" in body or "`" in body:
                     raise _Unsupported("a here-document that runs commands")
+                self.last_stdin.append(body)
             if target is None or isinstance(target, int):
                 continue
             self.word(target, src, depth)
             text = target.word
+            if r.type == "<<<":
+                self.last_stdin.append(text)
             if r.type in ("<", "<>"):
                 reads.append(src[target.pos[0] : target.pos[1]])
             if r.type not in _WRITE_REDIRECTS:
@@ -273,6 +292,8 @@ class _Walker:
             if text in _NOT_WRITES or text.startswith("/dev/fd/"):
                 continue
             writes.append(text)
+            if r.type in _TRUNCATING_REDIRECTS:
+                self.last_truncates.append(text)
         return writes, reads
 
     def command(self, n: Any, src: str, ctx: str, inherit: _Inherit, depth: int) -> None:
@@ -298,7 +319,16 @@ class _Walker:
             words,
             text,
             ctx,
-            _Inherit(inherit.wrappers, env, writes, inherit.privileged, inherit.hidden_args, reads),
+            _Inherit(
+                inherit.wrappers,
+                env,
+                writes,
+                inherit.privileged,
+                inherit.hidden_args,
+                reads,
+                inherit.truncates + tuple(self.last_truncates),
+                inherit.stdin + tuple(self.last_stdin),
+            ),
             depth,
             certain=id(n) in self.certain,
         )
@@ -334,7 +364,13 @@ class _Walker:
                     rest = []
                     break
                 sub = _Inherit(
-                    tuple(wrappers), tuple(env), tuple(writes), privileged, hidden, tuple(reads)
+                    tuple(wrappers),
+                    tuple(env),
+                    tuple(writes),
+                    privileged,
+                    hidden,
+                    tuple(reads),
+                    inherit.truncates,
                 )
                 self.script(script.text, f"{name} -c", sub, depth + 1)
                 return
@@ -344,7 +380,13 @@ class _Walker:
                     rest = []
                     break
                 sub = _Inherit(
-                    tuple(wrappers), tuple(env), tuple(writes), privileged, hidden, tuple(reads)
+                    tuple(wrappers),
+                    tuple(env),
+                    tuple(writes),
+                    privileged,
+                    hidden,
+                    tuple(reads),
+                    inherit.truncates,
                 )
                 self.script(" ".join(w.text for w in rest[1:]), "eval", sub, depth + 1)
                 return
@@ -374,8 +416,12 @@ class _Walker:
             rest, git_unvetted, git_cwd = _canonical_git(rest)
             unvetted.extend(git_unvetted)
         argv = tuple(w.text for w in rest)
+        truncates = list(inherit.truncates)
         if argv and program_name(argv[0]) == "tee":
-            writes.extend(a for a in argv[1:] if not a.startswith("-") and a not in _NOT_WRITES)
+            targets = [a for a in argv[1:] if not a.startswith("-") and a not in _NOT_WRITES]
+            writes.extend(targets)
+            if not any(a in ("-a", "--append") or _short_cluster_has(a, "a") for a in argv[1:]):
+                truncates.extend(targets)
         if not argv and not opaque and not unvetted and not env and not writes and not reads:
             return
         self.out.append(
@@ -396,6 +442,8 @@ class _Walker:
                 chdir=tuple(chdir),
                 git_cwd=tuple(git_cwd),
                 certain=certain and not wrappers,
+                truncates=tuple(truncates),
+                stdin=inherit.stdin,
             )
         )
         if argv and program_name(argv[0]) == "find":
@@ -436,6 +484,11 @@ def _certain_commands(trees: list[Any]) -> set[int]:
                 if prev_op in (None, ";", "\n") and next_op != "&":
                     found.add(id(part))
     return found
+
+
+def _short_cluster_has(arg: str, letter: str) -> bool:
+    """Whether ``arg`` is a short-option cluster (``-ai``) holding ``letter``."""
+    return arg.startswith("-") and not arg.startswith("--") and letter in arg[1:]
 
 
 def _blank(match: re.Match[str]) -> str:

@@ -1,15 +1,52 @@
-"""The destructive-command guard: commands that can lose work ask first and take a checkpoint."""
+"""The destructive-command guard: commands that can lose work ask first and take a checkpoint.
+
+It judges effects, not spellings (PRODUCT.md "Destructive-command guard"): a command is
+destructive when it can discard content HEAD cannot bring back (uncommitted or staged
+changes, untracked or ignored files, stash entries, branches, refs). What it cannot analyse
+(inline interpreter code, aliases, ``eval``/``$CMD``, a git subcommand it does not know, a
+line that does not parse) is *possibly* destructive.
+
+Decisions taken here, documented for the engine and the prompt:
+
+* ``rm``/``unlink`` of anything is destructive (not only recursive), except when every
+  operand lies inside a build folder (:data:`BUILD_DIRS`). ``rmdir`` is not (empty folders).
+* Truncation (``> f``, ``: > f``, ``tee f``, ``cp /dev/null f``), ``mv``/``cp``/``install``/
+  ``ln -f``/``rsync`` onto an existing path is destructive; onto a new path it is not. The
+  guard looks at the workspace to tell; without one it cannot, and counts the target as
+  existing (fails closed).
+* ``sed -i``, ``git apply`` and ``patch`` are modifications like apply_patch: they ask as
+  writes do (ask mode) and the turn's checkpoint holds the previous content; not destructive.
+* Running a script file (``sh script.sh``, ``python tool.py``, ``make``) is judged like any
+  program: its content is the workspace's own, covered by the turn's checkpoint.
+* ``git reset --soft`` is not destructive (index and tree stay; the old HEAD is in the
+  reflog), nor ``git stash`` (push), ``git checkout -b``, a branch ``git checkout``/
+  ``git switch`` (git refuses to overwrite local changes), ``git clean -n``.
+"""
 
 from __future__ import annotations
 
 import fnmatch
+import os
 import posixpath
-import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import replace
 
-from .command_parser import Segment
+from .command_parser import ParsedCommand, Segment, parse_command
+from .destructive_git import git_harm
+from .destructive_paths import Places, describe_paths
+from .harm import Harm
+from .inline_code import inline_code_harm
 from .wrappers import program_name
 
-__all__ = ["BUILD_DIRS", "destructive_reason", "inside_build_dir"]
+__all__ = [
+    "BUILD_DIRS",
+    "Harm",
+    "destructive_harm",
+    "destructive_reason",
+    "inside_build_dir",
+    "judge_line",
+]
 
 # fmt: off
 BUILD_DIRS = frozenset(
@@ -24,15 +61,15 @@ BUILD_DIRS = frozenset(
 """Folder names whose contents are rebuilt by tools, so deleting them loses no work."""
 
 _ALWAYS = {
-    "dd": "overwrites raw data",
     "shred": "destroys file contents",
-    "truncate": "cuts files short",
     "wipefs": "erases file-system signatures",
     "mke2fs": "formats a file system",
 }
+_NOT_FILES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
+_MAX_ALIAS_DEPTH = 4
 
 
-def _short_flags(args: tuple[str, ...]) -> set[str]:
+def _short_flags(args: Sequence[str]) -> set[str]:
     """Letters of short-option clusters (``-rf`` → ``{"r", "f"}``) before a ``--``."""
     letters: set[str] = set()
     for arg in args:
@@ -43,7 +80,7 @@ def _short_flags(args: tuple[str, ...]) -> set[str]:
     return letters
 
 
-def _long(args: tuple[str, ...], *names: str) -> bool:
+def _long(args: Sequence[str], *names: str) -> bool:
     for arg in args:
         if arg == "--":
             return False
@@ -52,15 +89,20 @@ def _long(args: tuple[str, ...], *names: str) -> bool:
     return False
 
 
-def _operands(args: tuple[str, ...]) -> list[str]:
-    """Non-option arguments (everything after ``--`` counts)."""
+def _operands(args: Sequence[str], with_arg: frozenset[str] = frozenset()) -> list[str]:
+    """Non-option arguments (everything after ``--`` counts); skips ``with_arg`` values."""
     out: list[str] = []
     after_dashes = False
+    skip = False
     for arg in args:
-        if after_dashes:
+        if skip:
+            skip = False
+        elif after_dashes:
             out.append(arg)
         elif arg == "--":
             after_dashes = True
+        elif arg in with_arg:
+            skip = True
         elif not arg.startswith("-") or arg == "-":
             out.append(arg)
     return out
@@ -81,89 +123,285 @@ def inside_build_dir(path: str) -> bool:
     return any(fnmatch.fnmatchcase(part, d) for part in parts for d in BUILD_DIRS)
 
 
-def _git_reason(args: tuple[str, ...]) -> str | None:
-    if not args:
+def _rm(seg: Segment, args: Sequence[str], places: Places) -> Harm | None:
+    recursive = bool({"r", "R"} & _short_flags(args)) or _long(args, "--recursive")
+    paths = _operands(args)
+    if seg.hidden_args:
+        source = "find selects" if seg.context == "find -exec" else "listed on its input"
+        return Harm(f"deletes the files {source}", removes_unknown=True)
+    if not paths:
+        return Harm("deletes the files it is given", removes_unknown=True)
+    if all(inside_build_dir(p) for p in paths):
         return None
-    sub, rest = args[0], args[1:]
-    flags = _short_flags(rest)
-    ops = _operands(rest)
-    if sub == "reset" and _long(rest, "--hard", "--merge", "--keep"):
-        return "discards uncommitted changes"
-    if sub == "checkout":
-        if "--" in rest or "f" in flags or _long(rest, "--force", "--ours", "--theirs"):
-            return "overwrites files in the working tree"
-        if flags & {"b", "B"} or _long(rest, "--orphan", "--detach"):
+    removes, unknown = places.resolve(paths)
+    tail = " and everything under them" if recursive else ""
+    if recursive and len(paths) == 1:
+        tail = " and everything under it"
+    return Harm(f"deletes {describe_paths(paths)}{tail}", removes=removes, removes_unknown=unknown)
+
+
+_MV_ARG = frozenset({"-t", "--target-directory", "-S", "--suffix"})
+_CP_ARG = frozenset({"-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "-g"})
+
+
+def _overwrites(name: str, seg: Segment, args: Sequence[str], places: Places) -> Harm | None:
+    """``mv``/``cp``/``install``/``ln``: the destination paths that already exist."""
+    letters = _short_flags(args)
+    if "n" in letters or _long(args, "--no-clobber", "--backup") or "b" in letters:
+        return None
+    if name == "ln" and not ("f" in letters or _long(args, "--force")):
+        return None
+    if name == "install" and ("d" in letters or _long(args, "--directory")):
+        return None
+    ops = _operands(args, _MV_ARG if name == "mv" else _CP_ARG)
+    target_dir = next(
+        (args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-t", "--target-directory")),
+        None,
+    ) or next((a.split("=", 1)[1] for a in args if a.startswith("--target-directory=")), None)
+    if seg.hidden_args:
+        return Harm(
+            f"may overwrite files with `{name}` (its operands arrive at run time)",
+            removes_unknown=True,
+        )
+    if target_dir is not None:
+        sources, dest_dir = ops, target_dir
+    elif len(ops) < 2:
+        return None
+    else:
+        sources, dest_dir = ops[:-1], ops[-1]
+        is_dir = places.is_dir(dest_dir)
+        if is_dir is False or ("T" in letters or _long(args, "--no-target-directory")):
+            if places.exists(dest_dir):
+                removes, unknown = places.resolve([dest_dir])
+                return Harm(
+                    f"overwrites {dest_dir} (its current content is lost)",
+                    removes=removes,
+                    removes_unknown=unknown,
+                )
             return None
-        if len(ops) > 1 or any(o in (".", "..", ":/") or o.startswith("./") for o in ops):
-            return "overwrites files in the working tree"
-        if any(re.search(r"[*?\[]", o) for o in ops):
-            return "overwrites files in the working tree"
+        if is_dir is None and places.exists(dest_dir):
+            removes, unknown = places.resolve([dest_dir])
+            return Harm(
+                f"may overwrite {dest_dir} (the guard cannot tell what is there)",
+                removes=removes,
+                removes_unknown=True,
+            )
+        if is_dir is None:
+            return None
+    hits = [
+        posixpath.join(dest_dir, posixpath.basename(s.rstrip("/")))
+        for s in sources
+        if places.exists(posixpath.join(dest_dir, posixpath.basename(s.rstrip("/"))))
+    ]
+    if not hits:
         return None
-    if sub == "restore":
-        staged = "S" in flags or _long(rest, "--staged")
-        worktree = "W" in flags or _long(rest, "--worktree")
-        return None if staged and not worktree else "discards changes in the working tree"
-    if sub == "switch" and ("f" in flags or _long(rest, "--force", "--discard-changes")):
-        return "discards changes in the working tree"
-    if sub == "clean" and not ("n" in flags or _long(rest, "--dry-run")):
-        return "deletes untracked files"
-    if sub == "push" and (
-        "f" in flags
-        or "d" in flags
-        or _long(rest, "--force", "--force-with-lease", "--force-if-includes", "--delete")
-        or _long(rest, "--mirror", "--prune")
-        or any(o.startswith("+") or o.startswith(":") for o in ops)
-    ):
-        return "rewrites or deletes remote history"
-    if sub == "branch" and (
-        "D" in flags
-        or (("d" in flags or _long(rest, "--delete")) and ("f" in flags or _long(rest, "--force")))
-    ):
-        return "deletes a branch that may hold unmerged work"
-    if sub == "stash" and ops[:1] in (["drop"], ["clear"]):
-        return "deletes stashed work"
-    if sub == "rm" and ("f" in flags or _long(rest, "--force")):
-        return "deletes files with local changes"
-    if sub == "reflog" and ops[:1] in (["expire"], ["delete"]):
-        return "drops the history used to recover work"
+    removes, unknown = places.resolve(hits)
+    return Harm(
+        f"overwrites {describe_paths(hits)} (the current content is lost)",
+        removes=removes,
+        removes_unknown=unknown,
+    )
+
+
+def _rsync(args: Sequence[str], places: Places) -> Harm | None:
+    if any(a.startswith("--delete") or a == "--remove-source-files" for a in args):
+        return Harm(
+            "deletes files in the destination that the source lacks (rsync --delete)",
+            removes_unknown=True,
+        )
+    ops = _operands(args)
+    if len(ops) >= 2 and ":" not in ops[-1] and places.exists(ops[-1]):
+        return Harm(f"may overwrite files in {ops[-1]}", removes_unknown=True)
     return None
 
 
-def destructive_reason(segment: Segment) -> str | None:
-    """Why a simple command can lose work, or ``None`` when it cannot.
-
-    Covers (PRODUCT.md "Destructive-command guard"): ``git reset --hard``, ``git checkout``
-    of paths (``-- <path>``, ``.``, ``-f``), ``git restore`` unless only ``--staged``,
-    ``git switch -f``, ``git clean`` (except ``-n``), force/delete/mirror ``git push``,
-    ``git branch -D``, ``git stash drop|clear``, ``git rm -f``, ``git reflog expire``,
-    recursive ``rm`` unless every path is inside a build folder (:data:`BUILD_DIRS`),
-    ``find … -delete``, ``dd``, ``mkfs*``, ``wipefs``, ``chmod/chown/chgrp -R``,
-    ``truncate`` and ``shred``.
-
-    Returns:
-        A short phrase such as ``"deletes untracked files"``.
-    """
-    argv = segment.argv
-    if not argv:
+def _truncations(seg: Segment, places: Places) -> Harm | None:
+    hits = [t for t in seg.truncates if not t.startswith(_NOT_FILES) and places.exists(t)]
+    if not hits:
         return None
+    removes, unknown = places.resolve(hits)
+    return Harm(
+        f"overwrites {describe_paths(hits)} (the current content is lost)",
+        removes=removes,
+        removes_unknown=unknown,
+    )
+
+
+def _git_config_alias(seg: Segment) -> tuple[str, str] | None:
+    """``(name, value)`` of a ``git -c alias.NAME=VALUE`` option in the command, if any."""
+    words = seg.full_argv
+    for i, word in enumerate(words):
+        value = None
+        if word == "-c" and i + 1 < len(words):
+            value = words[i + 1]
+        elif word.startswith("-c") and len(word) > 2 and "=" in word:
+            value = word[2:]
+        if value is not None and value.lower().startswith("alias.") and "=" in value:
+            key, body = value.split("=", 1)
+            return key[len("alias.") :], body
+        if word.startswith("--config-env") and "alias." in word.lower():
+            return word.split("alias.", 1)[1].split("=", 1)[0], "$" + "UNKNOWN"
+    return None
+
+
+def _worst(harms: Sequence[Harm | None]) -> Harm | None:
+    found = [h for h in harms if h is not None]
+    return next((h for h in found if h.certain), found[0] if found else None)
+
+
+def _judge_text(text: str, places: Places, depth: int) -> Harm | None:
+    """The worst harm of a command text an alias expands to."""
+    if depth > _MAX_ALIAS_DEPTH:
+        return Harm("expands aliases too deeply to be analysed", certain=False)
+    parsed = parse_command(text)
+    if parsed.error is not None:
+        return Harm(f"runs `{text}`, which cannot be analysed", certain=False, removes_unknown=True)
+    return _worst(_judge_all(parsed, places, {}, depth + 1))
+
+
+def _segment_harm(
+    seg: Segment, places: Places, aliases: dict[str, str], depth: int = 0
+) -> Harm | None:
+    argv = seg.argv
+    if seg.opaque is not None:
+        return Harm(f"may do anything: {seg.opaque}", certain=False, removes_unknown=True)
+    harm = _truncations(seg, places)
+    if not argv:
+        return harm
     name = program_name(argv[0])
     args = argv[1:]
+    if argv[0] in aliases:
+        body = aliases[argv[0]]
+        expanded = body + (" " + shlex.join(args) if args else "")
+        inner = _judge_text(expanded, places, depth)
+        if inner is not None:
+            return replace(inner, reason=f"{inner.reason} (through the alias `{argv[0]}`)")
+        return harm
+    found: Harm | None = None
     if name == "git":
-        return _git_reason(args)
-    if name == "rm":
-        if "r" in (flags := _short_flags(args)) or "R" in flags or _long(args, "--recursive"):
-            paths = _operands(args)
-            if segment.hidden_args or not paths or not all(inside_build_dir(p) for p in paths):
-                return "deletes files recursively"
-        return None
-    if name == "find" and "-delete" in args:
-        return "deletes the files it finds"
-    if name in _ALWAYS:
-        return _ALWAYS[name]
-    if name.startswith("mkfs"):
-        return "formats a file system"
-    if name in ("chmod", "chown", "chgrp") and (
+        alias = _git_config_alias(seg)
+        if alias is not None and args and args[0] == alias[0]:
+            body = alias[1]
+            rest = shlex.join(args[1:])
+            text = (body[1:] if body.startswith("!") else "git " + body) + (
+                " " + rest if rest else ""
+            )
+            found = _judge_text(text, places, depth)
+            if found is not None:
+                found = replace(found, reason=f"{found.reason} (through `git -c alias.{alias[0]}`)")
+        else:
+            found = git_harm(args, places)
+    elif name in ("rm", "unlink"):
+        found = _rm(seg, args, places)
+    elif name in ("mv", "cp", "install", "ln"):
+        found = _overwrites(name, seg, args, places)
+    elif name == "rsync":
+        found = _rsync(args, places)
+    elif name == "find" and any(a in ("-delete",) for a in args):
+        found = Harm("deletes the files it finds", removes_unknown=True)
+    elif name == "truncate":
+        ops = _operands(args, frozenset({"-s", "--size", "-r", "--reference"}))
+        removes, unknown = places.resolve(ops)
+        found = Harm(f"cuts {describe_paths(ops)} short", removes=removes, removes_unknown=unknown)
+    elif name == "dd":
+        outs = [a[3:] for a in args if a.startswith("of=")]
+        removes, unknown = places.resolve(outs)
+        found = Harm(
+            f"overwrites {describe_paths(outs)} with raw data" if outs else "overwrites raw data",
+            removes=removes,
+            removes_unknown=unknown,
+        )
+    elif name in _ALWAYS:
+        found = Harm(_ALWAYS[name], removes_unknown=True)
+    elif name.startswith("mkfs"):
+        found = Harm("formats a file system")
+    elif name in ("chmod", "chown", "chgrp") and (
         "R" in _short_flags(args) or _long(args, "--recursive")
     ):
-        return "changes permissions or owners recursively"
-    return None
+        found = Harm("changes permissions or owners recursively")
+    elif name == "alias":
+        found = None
+    else:
+        found = inline_code_harm(argv, seg.stdin)
+    return _worst([found, harm])
+
+
+def _record_alias(seg: Segment, aliases: dict[str, str]) -> None:
+    """Remember ``alias NAME=VALUE`` definitions for the commands after them."""
+    if not seg.argv or program_name(seg.argv[0]) != "alias":
+        return
+    for word, source in zip(seg.argv[1:], seg.words[1:], strict=False):
+        if "=" in word:
+            name, value = word.split("=", 1)
+            aliases[name] = "$UNKNOWN" if ("$" in source or "`" in source) else value
+
+
+def _judge_all(
+    parsed: ParsedCommand, start: Places, aliases: dict[str, str], depth: int
+) -> list[Harm | None]:
+    base = Places(start.root, list(start.cwds))
+    out: list[Harm | None] = []
+    for seg in parsed.segments:
+        places = base.moved(seg.chdir).moved(seg.git_cwd)
+        harm = _segment_harm(seg, places, aliases, depth)
+        out.append(harm)
+        _record_alias(seg, aliases)
+        name = seg.program
+        if name in ("cd", "pushd"):
+            ops = [w for w in seg.words[1:] if not w.startswith("-")]
+            base.cd(ops[0] if ops else None, certain=seg.certain)
+        elif name == "popd":
+            base.cd(None, certain=False)
+    return out
+
+
+def judge_line(
+    parsed: ParsedCommand, workspace: str | os.PathLike[str] | None = None
+) -> list[Harm | None]:
+    """The guard's verdict on every simple command of a parsed line, in order.
+
+    ``cd``/``pushd`` move later commands (a certain ``cd`` to an existing folder replaces
+    the working directory, any other adds a candidate); ``git -C``/``env -C`` move one.
+    ``alias NAME=…`` defines an alias later commands of the line are judged through
+    (fails closed: aliases count as expanded), and so does ``git -c alias.NAME=…``.
+
+    Args:
+        parsed: the line (:func:`~core.policy.command_parser.parse_command`).
+        workspace: the workspace root, where the line starts; ``None`` when the disk may
+            not be consulted (then every path counts as existing).
+
+    Returns:
+        One :class:`~core.policy.harm.Harm` or ``None`` per segment.
+    """
+    return _judge_all(parsed, Places.start(workspace), {}, 0)
+
+
+def destructive_harm(
+    segment: Segment, workspace: str | os.PathLike[str] | None = None
+) -> Harm | None:
+    """The guard's verdict on one simple command run in ``workspace`` (see :func:`judge_line`).
+
+    Returns:
+        The :class:`~core.policy.harm.Harm`, or ``None`` when it cannot lose work.
+    """
+    return _segment_harm(segment, Places.start(workspace), {})
+
+
+def destructive_reason(
+    segment: Segment, workspace: str | os.PathLike[str] | None = None
+) -> str | None:
+    """Why a simple command can lose work, or ``None`` when it cannot.
+
+    Covers (PRODUCT.md "Destructive-command guard") git path checkouts, restores, resets
+    (all but ``--soft``), cleans, ref and branch deletions, stash drop/clear/pop, forced
+    worktree removals, pruning, history rewrites; ``rm``/``unlink`` (build folders aside),
+    ``find -delete``, truncation and overwriting moves and copies onto existing paths,
+    ``dd``, ``mkfs*``, ``wipefs``, ``shred``, ``truncate``, recursive ``chmod/chown/chgrp``,
+    and inline interpreter code; *possibly* destructive commands (see the module) give a
+    reason too. Use :func:`destructive_harm` for the full verdict.
+
+    Returns:
+        A phrase completing "it …", such as ``"deletes untracked files"``.
+    """
+    harm = destructive_harm(segment, workspace)
+    return harm.reason if harm is not None else None

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from .command_parser import ParsedCommand, Segment, parse_command
 from .defaults import DEFAULT_RULES
-from .destructive import destructive_reason
+from .destructive import judge_line
+from .harm import Harm
 from .modes import Action, ApprovalMode, SandboxKind, coerce_mode, strictest
 from .reach import Reach, analyse
 from .rules import (
@@ -35,9 +36,11 @@ class SegmentDecision:
         action: ``"allow"``, ``"ask"`` or ``"deny"``.
         reason: human text, e.g. ``"allowed by rule `grep *` (default)"``.
         rule: the rule (or built-in guard) that decided, ``None`` when none applied.
-        destructive: what makes the command destructive (``"deletes untracked files"``),
-            else ``None``.
+        destructive: what makes the command destructive or possibly destructive
+            (``"deletes untracked files"``), else ``None``.
         segment: the parsed command (``None`` for patch paths).
+        harm: the guard's full verdict (:class:`~core.policy.harm.Harm`: what it removes,
+            whether it is certain), else ``None``.
     """
 
     text: str
@@ -46,6 +49,7 @@ class SegmentDecision:
     rule: Rule | None = None
     destructive: str | None = None
     segment: Segment | None = None
+    harm: Harm | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,9 +65,20 @@ class Decision:
         rule: the rule (or built-in guard) behind ``reason``, ``None`` when no rule applied.
         segments: one entry per simple command (or per patch path), in order.
         checkpoint_required: take a checkpoint before running: set when a command is
-            destructive, or when a patch lands without human review.
+            destructive or possibly destructive, or when a patch lands without review.
         sandbox: where the command should run: ``"read-only"``, ``"workspace-write"`` or
             ``"none"`` (always ``"none"`` for patches).
+        removes: files and folders the line's destructive commands delete or overwrite
+            (absolute, globs expanded, when the workspace is known; else as written), for
+            the checkpoint to capture even when ignored (``rm .env``, ``: > data.db``).
+        removes_unknown: some command removes what is only known at run time
+            (``xargs rm``, ``find -delete``, ``git clean``, inline code, ``$CMD``): the
+            checkpoint should cover all it could reach, ignored files included.
+        git_clean: the arguments after ``git clean`` of each clean in the line
+            (``("-fdx", "-e", ".env")``), so the checkpoint can list exactly what it
+            would delete with ``git clean -n`` and the same arguments.
+        refs: refs the line deletes or moves (``"refs/stash"``, ``"stash@{0}"``,
+            ``"refs/heads/feature"``), as written.
     """
 
     action: Action
@@ -72,6 +87,10 @@ class Decision:
     segments: tuple[SegmentDecision, ...]
     checkpoint_required: bool
     sandbox: SandboxKind
+    removes: tuple[str, ...] = ()
+    removes_unknown: bool = False
+    git_clean: tuple[tuple[str, ...], ...] = ()
+    refs: tuple[str, ...] = ()
 
     @property
     def rule_id(self) -> str | None:
@@ -110,6 +129,17 @@ def _first(rules: Sequence[Rule], action: Action, seg: Segment, *, loose: bool) 
     return None
 
 
+def _exact_allow(rules: Sequence[Rule], seg: Segment) -> Rule | None:
+    """A user or session allow rule naming exactly this command as written (no ``*``;
+    wrappers and git's global options included), if any."""
+    for rule in rules:
+        if rule.action != "allow" or rule.any_args or rule.source == "default":
+            continue
+        if matches_command(rule, seg.full_argv or seg.argv):
+            return rule
+    return None
+
+
 def _allow_rule(rules: Sequence[Rule], seg: Segment) -> Rule | None:
     for rule in rules:
         if rule.action != "allow":
@@ -130,32 +160,39 @@ def _judge(
     sandbox: bool,
     parse_error: str | None,
     reach: Reach | None = None,
+    harm: Harm | None = None,
 ) -> SegmentDecision:
     text = _short(seg.text) or "(empty)"
     where = f" (in a {seg.context})" if seg.context.endswith("substitution") else ""
 
-    def out(action: Action, reason: str, rule: Rule | None = None, d: str | None = None):
-        return SegmentDecision(seg.text, action, reason, rule, d, seg)
+    def out(action: Action, reason: str, rule: Rule | None = None):
+        if harm is not None and action == "allow" and not reason.endswith("checkpoint first)"):
+            reason = f"{reason} (it {harm.reason}; checkpoint first)"
+        return SegmentDecision(
+            seg.text, action, reason, rule, harm.reason if harm else None, seg, harm
+        )
 
     rule = _first(rules, "deny", seg, loose=True)
     if rule is not None:
         return out("deny", f"denied by rule {rule.label}: `{text}`{where}", rule)
-    harm = destructive_reason(seg)
     if harm is not None:
-        if mode is ApprovalMode.FULL:
+        exact = _exact_allow(rules, seg)
+        if exact is not None:
             return out(
                 "allow",
-                f"allowed: full access mode (`{text}` {harm}; checkpoint first)",
-                None,
-                harm,
+                f"allowed by rule {exact.label}, which names this exact command "
+                f"(it {harm.reason}; checkpoint first)",
+                exact,
             )
-        return out(
-            "ask",
-            f"asked because `{text}`{where} is destructive: it {harm} "
-            f"(rule: {DESTRUCTIVE_GUARD.id})",
-            DESTRUCTIVE_GUARD,
-            harm,
-        )
+        if harm.certain or mode is not ApprovalMode.AUTO or not sandbox:
+            verb = "is destructive" if harm.certain else "may be destructive"
+            return out(
+                "ask",
+                f"asked because `{text}`{where} {verb}: it {harm.reason} "
+                f"(rule: {DESTRUCTIVE_GUARD.id})",
+                DESTRUCTIVE_GUARD,
+            )
+        # possibly destructive in sandboxed auto mode: judged as usual, checkpointed first
     if mode is ApprovalMode.READ_ONLY and seg.writes:
         return out("deny", f"denied: read-only mode, and `{text}` writes to `{seg.writes[0]}`")
     if mode is not ApprovalMode.FULL:
@@ -242,7 +279,19 @@ def _combine(
         checkpoint = action == "allow"
     else:
         checkpoint = action != "deny" and any(j.destructive for j in judged)
-    return Decision(action, reason, main.rule, tuple(judged), checkpoint, sandbox)
+    harms = [j.harm for j in judged if j.harm is not None]
+    return Decision(
+        action,
+        reason,
+        main.rule,
+        tuple(judged),
+        checkpoint,
+        sandbox,
+        removes=tuple(dict.fromkeys(p for h in harms for p in h.removes)),
+        removes_unknown=any(h.removes_unknown for h in harms),
+        git_clean=tuple(h.git_clean for h in harms if h.git_clean is not None),
+        refs=tuple(dict.fromkeys(r for h in harms for r in h.refs)),
+    )
 
 
 def _allow_summary(judged: Sequence[SegmentDecision]) -> str:
@@ -302,16 +351,22 @@ def decide_command(
     allowed only when every command is. Per command, in order:
 
     1. a matching deny rule denies (every mode);
-    2. a destructive command (:func:`~core.policy.destructive.destructive_reason`) asks in
-       every mode but *full*, and sets ``checkpoint_required``;
+    2. a destructive command (:func:`~core.policy.destructive.judge_line`, judged in
+       ``workspace``: a path checkout, any reset but ``--soft``, ``rm .env``, ``>`` onto an
+       existing file…) asks in **every** mode, *full* included (PRODUCT.md "whatever the
+       mode"), unless a user or session allow rule names that exact command as written (no
+       ``*``: see :func:`~core.policy.suggest.suggest_rule`); either way it sets
+       ``checkpoint_required`` and fills ``removes``/``removes_unknown``/``git_clean``/
+       ``refs``. A *possibly* destructive one (what the guard cannot analyse: inline
+       interpreter code, aliases, ``$CMD``, a line that does not parse) asks the same way,
+       except in *auto* with a sandbox, where it goes on to the steps below and runs, if
+       they allow it, only after a checkpoint covering all it could reach;
     3. *read-only*: a command that writes a file (``>``, ``>>``, ``tee``) is denied;
     4. a matching ask rule asks (every mode but *full*);
-    5. a line that could not be parsed asks (*full*: allowed, after checking deny rules on a
-       rough split of the line);
+    5. a line that could not be parsed asks (every mode: it is possibly destructive);
     6. *full*: allowed;
-    7. a command only known at run time (``$CMD``, ``eval "$x"``) asks (in *full* only when
-       deny rules exist, since they cannot be checked); so does one run with ``sudo``/``doas``
-       unless an allow rule names the wrapper (``sudo apt-get *``);
+    7. a command only known at run time (``$CMD``, ``eval "$x"``) asks; so does one run
+       with ``sudo``/``doas`` unless an allow rule names the wrapper (``sudo apt-get *``);
     8. *auto* with a sandbox: allowed, to run in the workspace-write sandbox;
     9. otherwise (*ask*, *read-only*, *auto* without a sandbox) an allow rule, user or
        built-in read-only (:data:`~core.policy.defaults.DEFAULT_RULES`), allows, unless the
@@ -333,7 +388,9 @@ def decide_command(
         use_defaults: also apply the built-in read-only allow list (default True).
         workspace: the workspace root (also the commands' working directory); ``None``
             counts relative paths as inside and absolute or home paths as outside, and
-            reads nothing from disk (no symlink or git-config checks).
+            reads nothing from disk (no symlink or git-config checks); the destructive
+            guard then cannot tell a new file from an existing one or a branch from a
+            path, and counts every target as existing (fails closed).
         env: variables the command will see, used to expand ``$NAME``/``${NAME}``
             (default: only ``HOME`` from ``os.environ``); names not in it, or assigned in
             the line itself, are unresolvable.
@@ -361,14 +418,23 @@ def decide_command(
     reaches: list[Reach | None] = (
         [None] * len(parsed.segments) if trusted else list(analyse(parsed, root, env, secret_paths))
     )
+    harms = judge_line(parsed, root)
     judged = [
-        _judge(s, mode, chosen, sandbox_available, parsed.error, r)
-        for s, r in zip(parsed.segments, reaches, strict=True)
+        _judge(s, mode, chosen, sandbox_available, parsed.error, r, h)
+        for s, r, h in zip(parsed.segments, reaches, harms, strict=True)
     ]
-    if parsed.error is not None and mode is not ApprovalMode.FULL:
+    if parsed.error is not None:
+        unknown = Harm(f"cannot be analysed ({parsed.error})", certain=False, removes_unknown=True)
         judged.append(
             SegmentDecision(
-                parsed.source, "ask", f"asked: could not parse the command ({parsed.error})"
+                parsed.source,
+                "ask",
+                f"asked: could not parse the command ({parsed.error}), so the guard cannot "
+                f"tell what it could destroy (rule: {DESTRUCTIVE_GUARD.id})",
+                DESTRUCTIVE_GUARD,
+                unknown.reason,
+                None,
+                unknown,
             )
         )
     if not judged:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Iterable, Sequence
 
 from ..errors import UserError
 from .command_parser import Segment, parse_command
+from .destructive import judge_line
 from .modes import Action, RuleSource
 from .rules import Rule, command_rule, matches_command
 from .wrappers import program_name
@@ -70,14 +72,37 @@ def _pattern(seg: Segment) -> str:
     return shlex.join(prefix) + " *"
 
 
+def _exact_pattern(seg: Segment) -> str | None:
+    """The pattern naming exactly this command as written (wrappers kept), or ``None``
+    when no exact rule can hold it (arguments that arrive at run time, a ``*`` word)."""
+    words = seg.full_argv or seg.argv
+    if seg.hidden_args or not words or "*" in words:
+        return None
+    return shlex.join(words)
+
+
 def _usable(seg: Segment) -> bool:
     return bool(seg.argv) and seg.opaque is None and seg.context != "unparsed"
 
 
-def _in_order(command: str | Sequence[str]) -> list[Segment]:
-    """Segments with the line's own commands before those nested in substitutions."""
-    segments = parse_command(command).segments
-    return sorted(segments, key=lambda s: s.context.endswith("substitution"))
+def _in_order(
+    command: str | Sequence[str], workspace: str | os.PathLike[str] | None
+) -> list[tuple[Segment, bool]]:
+    """``(segment, destructive)`` pairs, the line's own commands before those nested in
+    substitutions; ``destructive`` when the guard says it may lose work."""
+    parsed = parse_command(command)
+    pairs = [
+        (seg, harm is not None)
+        for seg, harm in zip(parsed.segments, judge_line(parsed, workspace), strict=True)
+    ]
+    return sorted(pairs, key=lambda p: p[0].context.endswith("substitution"))
+
+
+def _rule_for(seg: Segment, destructive: bool, action: Action, source: RuleSource) -> Rule | None:
+    if not destructive:
+        return command_rule(_pattern(seg), action, source=source)
+    exact = _exact_pattern(seg)
+    return command_rule(exact, action, source=source) if exact is not None else None
 
 
 def suggest_rules(
@@ -86,15 +111,25 @@ def suggest_rules(
     *,
     action: Action = "allow",
     source: RuleSource = "user",
+    workspace: str | os.PathLike[str] | None = None,
 ) -> list[Rule]:
     """One "always allow" rule per distinct command of the line that ``rules`` do not allow.
+
+    A destructive or possibly destructive command (the guard's verdict, judged in
+    ``workspace``) only ever gets a rule naming it exactly as written, never a broad
+    pattern (issue 12): ``git reset --hard`` gives ``git reset --hard``, not
+    ``git reset *``. One whose arguments arrive at run time (``xargs rm``,
+    ``find -exec rm {} +``) or hold a ``*`` word gets none.
 
     Args:
         command: the command line (or argv) the prompt is about.
         rules: rules already in force (user, session and defaults); commands one of their
-            allow rules matches get no suggestion.
+            allow rules matches get no suggestion (for a destructive command, only an
+            exact user or session rule counts).
         action: the new rules' action (``"allow"`` for "always allow").
         source: ``"user"`` (persisted) or ``"session"``.
+        workspace: the workspace root, so the guard can tell a path from a branch and a
+            new file from an existing one; ``None`` judges conservatively.
 
     Returns:
         Rules with fresh ids, e.g. ``git diff *`` for ``git diff --stat HEAD`` and
@@ -103,39 +138,55 @@ def suggest_rules(
     """
     existing = [r for r in rules if r.kind == "command" and r.action == "allow"]
     seen: dict[str, Rule] = {}
-    for seg in _in_order(command):
+    for seg, destructive in _in_order(command, workspace):
         if not _usable(seg):
             continue
-        if any(matches_command(r, seg.argv) for r in existing) and not seg.privileged:
+        vouching = (
+            [r for r in existing if not r.any_args and r.source != "default"]
+            if destructive
+            else existing
+        )
+        words = seg.full_argv if destructive else seg.argv
+        if any(matches_command(r, words) for r in vouching) and not seg.privileged:
             continue
-        pattern = _pattern(seg)
-        if pattern not in seen:
-            seen[pattern] = command_rule(pattern, action, source=source)
+        rule = _rule_for(seg, destructive, action, source)
+        if rule is not None and rule.pattern not in seen:
+            seen[rule.pattern] = rule
     return list(seen.values())
 
 
 def suggest_rule(
-    command: str | Sequence[str], *, action: Action = "allow", source: RuleSource = "user"
+    command: str | Sequence[str],
+    *,
+    action: Action = "allow",
+    source: RuleSource = "user",
+    workspace: str | os.PathLike[str] | None = None,
 ) -> Rule:
     """The rule "always allow" would add for ``command``: its first simple command's program
-    and subcommand, followed by any arguments.
+    and subcommand, followed by any arguments; for a destructive (or possibly destructive)
+    command, exactly that command as written and nothing broader.
 
     Args:
         command: the command line (or argv) the prompt is about.
         action: the rule's action (default ``"allow"``).
         source: ``"user"`` (persisted) or ``"session"``.
+        workspace: the workspace root the guard judges in (see :func:`suggest_rules`).
 
     Returns:
         A new :class:`Rule` whose ``description`` says what it will match, e.g. pattern
         ``git diff *`` with description ``"any `git diff …` command"``. A command run with
-        ``sudo`` gets a rule that names it (``sudo apt-get install *``).
+        ``sudo`` gets a rule that names it (``sudo apt-get install *``); ``rm .env``
+        gets ``rm .env`` (described "exactly `rm .env` (no further arguments)").
 
     Raises:
         UserError: the command has no simple command a rule could match (empty,
-            unparsable, or a program name computed at run time).
+            unparsable, a program name computed at run time, or a destructive command
+            whose arguments arrive at run time).
     """
-    for seg in _in_order(command):
+    for seg, destructive in _in_order(command, workspace):
         if _usable(seg):
-            return command_rule(_pattern(seg), action, source=source)
+            rule = _rule_for(seg, destructive, action, source)
+            if rule is not None:
+                return rule
     shown = command if isinstance(command, str) else shlex.join(command)
     raise UserError(f"cannot suggest a rule for {shown!r}: no command a rule could match")
