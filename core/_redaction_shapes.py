@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-__all__ = ["find_spans"]
+__all__ = ["Span", "find_spans"]
 
 Span = tuple[int, int]
 _Accept = Callable[[str, "re.Match[str]"], Iterator[Span]]
@@ -148,6 +148,27 @@ def _shapes() -> tuple[_Shape, ...]:
         # ``api_key``, ``STRIPE_KEY``, ``x-api-key``, ``apiKey``, ``privateKey``…, not ``monkey``
         _Shape("key", f"key(?:{key_words})" + _SEP + _VALUE, _assignment()),
         _Shape("pwd", r"pwd(?<=[_\-.]pwd)" + _SEP + _VALUE, _assignment()),
+        # ``MY_SERVICE_PASS=…``, ``db.pass: …`` (not ``_password``, ``bypass``, ``_passage``)
+        _Shape("pass", r"pass(?<=[_\-.]pass)(?![a-z])" + _SEP + _VALUE, _assignment()),
+        # connection strings: Azure ``AccountKey=…;`` and ``SharedAccessSignature=…``
+        _Shape("accountkey", r"accountkey=([^;\s'\"]++)", _whole(1, boundary=False)),
+        _Shape(
+            "sharedaccesssignature",
+            r"sharedaccesssignature=([^;\s'\"]++)",
+            _whole(1, boundary=False),
+        ),
+        # ``curl -u user:pass``, ``--user user:pass``: the password part
+        _Shape(
+            "-",
+            r"-(?:u|-user)(?<![\w\-]-u)(?<![\w\-]--user)[ \t=]++[^\s:'\"]{1,128}+:([^\s'\"]{1,256}+)",
+            _whole(1, boundary=False),
+        ),
+        # ``mysql -pS3cret`` (and mysqldump, mysqladmin): the password glued to ``-p``
+        _Shape(
+            "mysql",
+            r"mysql(?:dump|admin|sh)?+(?:[ \t]++[^\s]++){0,8}?[ \t]++-p([^\s'\"\-][^\s'\"]*+)",
+            _whole(1, boundary=False),
+        ),
         # ``auth = …``, ``"auth": …`` (docker), and ``Authorization:`` header values
         _Shape(
             "auth",

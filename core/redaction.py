@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import enum
 import itertools
@@ -10,10 +11,11 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from pathlib import PurePath
-from typing import Any
+from typing import Any, NamedTuple
 
-from ._redaction_shapes import find_spans
+from ._redaction_shapes import Span, find_spans
 from .secret_names import ALWAYS_SECRET_NAMES, SECRET_NAME_MARKERS, is_secret_name
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "SECRET_NAME_MARKERS",
     "RedactingFilter",
     "RedactingStream",
+    "StreamRedactor",
     "forget_secrets",
     "install_log_redaction",
     "is_secret_name",
@@ -52,39 +55,79 @@ _NOT_SECRET_VALUES = frozenset({"true", "false", "yes", "no", "on", "off", "none
 # -- the registry ---------------------------------------------------------------------------
 
 
+class _Needle(NamedTuple):
+    """One literal to find: ``text`` (separators removed), ``fold``: matched case-insensitively
+    (hex forms), ``plain``: the literal as registered (with its own whitespace, if any)."""
+
+    text: str
+    fold: bool
+    plain: str
+
+
 class _Registry:
-    """Known secret values (value -> source), with a cached longest-first tuple."""
+    """Known secret values (value -> source) and their derived forms, as cached longest-first
+    tuples (replaced on every change, never mutated)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sources: dict[str, str] = {}
+        self._encoded: set[str] = set()
         self._ordered: tuple[str, ...] = ()
+        self._needles: tuple[_Needle, ...] = ()
+        self._longest = 0
 
-    def add(self, value: str, source: str) -> bool:
+    def add(self, value: str, source: str, encoded: bool) -> bool:
         with self._lock:
-            if value in self._sources:
+            if value in self._sources and (value in self._encoded or not encoded):
                 return True
-            self._sources[value] = source
-            self._ordered = tuple(sorted(self._sources, key=len, reverse=True))
+            self._sources.setdefault(value, source)
+            if encoded:
+                self._encoded.add(value)
+            self._rebuild()
         return True
 
     def forget(self, source: str | None) -> None:
         with self._lock:
             if source is None:
                 self._sources.clear()
+                self._encoded.clear()
             else:
                 self._sources = {v: s for v, s in self._sources.items() if s != source}
-            self._ordered = tuple(sorted(self._sources, key=len, reverse=True))
+            self._encoded = {v for v in self._encoded if v in self._sources}
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        self._ordered = tuple(sorted(self._sources, key=len, reverse=True))
+        plain = [v for v in self._ordered if v not in self._encoded]
+        self._needles = _needles(self._encoded, derived=True) + _needles(plain, derived=False)
+        self._needles = tuple(sorted(set(self._needles), key=lambda n: len(n.text), reverse=True))
+        self._longest = max((len(n.plain) for n in self._needles), default=0)
 
     @property
     def values(self) -> tuple[str, ...]:
         return self._ordered  # an immutable snapshot; replaced, never mutated
 
+    @property
+    def needles(self) -> tuple[_Needle, ...]:
+        return self._needles
+
+    @property
+    def longest(self) -> int:
+        """The length of the longest literal (value or derived form), in characters."""
+        return self._longest
+
 
 _REGISTRY = _Registry()
 
 
-def register_secret(value: str | None, *, source: str) -> bool:
+def _encoded_by_default(source: str) -> bool:
+    """The API key (environment or settings), MCP passwords and handed-over secrets."""
+    if source.startswith(("settings:", "handoff")):
+        return True
+    return source.startswith("env:") and source[4:].upper() in ALWAYS_SECRET_NAMES
+
+
+def register_secret(value: str | None, *, source: str, encoded: bool | None = None) -> bool:
     """Add ``value`` to the known secrets, redacted exactly wherever it occurs from now on.
 
     Thread-safe; registering a value twice is harmless. The value is taken as given and,
@@ -94,6 +137,10 @@ def register_secret(value: str | None, *, source: str) -> bool:
         value: the secret (``None`` and ``""`` are ignored).
         source: where it came from, for the warning and :func:`forget_secrets`
             (e.g. ``"env:OPENAI_API_KEY"``, ``"settings:api_key"``, ``"handoff"``).
+        encoded: also redact its base64 (3 alignments) and hex forms. Each form costs one
+            more search over every text (about 0.2 ms per MB), so the default is on only for
+            the API key (``env:OPENAI_API_KEY``/``env:CODEX_API_KEY``, ``settings:*``,
+            ``handoff*``); other values are matched exactly (and across separators).
 
     Returns:
         ``True`` when the value is (now) registered; ``False`` when it was refused: shorter
@@ -111,7 +158,8 @@ def register_secret(value: str | None, *, source: str) -> bool:
                 len(candidate),
             )
             continue
-        ok = _REGISTRY.add(candidate, source) or ok
+        wanted = _encoded_by_default(source) if encoded is None else encoded
+        ok = _REGISTRY.add(candidate, source, wanted) or ok
     return ok
 
 
@@ -156,6 +204,155 @@ def secret_count() -> int:
     return len(_REGISTRY.values)
 
 
+# -- literal values: exact, encoded, and with separators inserted --------------------------
+
+DERIVED_MIN_LENGTH = 8
+"""Encoded forms (base64 cores, hex) shorter than this are not registered (too likely by
+chance); values shorter than this are also matched only exactly, never across separators."""
+
+# Characters a value may be split by and still be found (ASCII whitespace and zero-width
+# characters), plus ANSI escape sequences (CSI, OSC, two-character escapes).
+_SEPARATORS = " \t\n\r\x0b\x0c\u200b\u200c\u200d\u2060\ufeff"
+_ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+_DELETE_SEPARATORS = {ord(c): None for c in _SEPARATORS}
+_ANSI = r"\x1b(?:\[[0-?]{0,64}+[ -/]{0,16}+[@-~]|\][^\x07\x1b\n]{0,512}+(?:\x07|\x1b\\\\)?|[@-Z\\^_])"
+_ANSI_RE = re.compile(_ANSI)
+_GAP = f"(?:{_ANSI}|[{_SEPARATORS}])*+"
+
+
+def _encoded_forms(value: str) -> list[tuple[str, bool]]:
+    """The base64 "cores" of ``value`` (UTF-8) at its 3 byte alignments (the characters of
+    its encoding that do not depend on the neighbouring bytes) and its hex form (matched
+    case-insensitively): ``[(form, fold)]``, each at least :data:`DERIVED_MIN_LENGTH` long."""
+    raw = value.encode("utf-8", "surrogatepass")
+    forms: list[tuple[str, bool]] = []
+    for pad in range(3):
+        encoded = base64.b64encode(b"\0" * pad + raw).decode("ascii")
+        first = -(-8 * pad // 6)  # ceil: the first character with no bit of the padding
+        last = 8 * (pad + len(raw)) // 6  # floor: past the last character fully of the value
+        core = encoded[first:last]
+        if len(core) >= DERIVED_MIN_LENGTH:
+            forms.append((core, False))
+    forms.append((raw.hex(), True))
+    return forms
+
+
+def _needles(values: Iterable[str], *, derived: bool) -> tuple[_Needle, ...]:
+    """The literals to search for ``values`` (longest first, duplicates dropped)."""
+    found: dict[tuple[str, bool], _Needle] = {}
+    for value in values:
+        forms = [(value, False)] + (_encoded_forms(value) if derived else [])
+        for form, fold in forms:
+            text = form.translate(_DELETE_SEPARATORS)
+            if len(text) < MIN_SECRET_LENGTH or (fold and len(text) < DERIVED_MIN_LENGTH):
+                continue
+            key = (text.lower() if fold else text, fold)
+            found.setdefault(key, _Needle(key[0], fold, form))
+    return tuple(sorted(found.values(), key=lambda n: len(n.text), reverse=True))
+
+
+@lru_cache(maxsize=1024)
+def _gapped(needle: str, fold: bool) -> re.Pattern[str]:
+    """``needle`` with any run of separators or escape sequences allowed between its
+    characters (possessive: an attempt reads at most the needle plus its gaps)."""
+    pattern = _GAP.join(re.escape(c) for c in needle)
+    return re.compile(pattern, re.IGNORECASE if fold else 0)
+
+
+def _find_all(text: str, needle: str) -> Iterable[Span]:
+    start = text.find(needle)
+    while start != -1:
+        yield start, start + len(needle)
+        start = text.find(needle, start + len(needle))
+
+
+def _value_spans(text: str, needles: tuple[_Needle, ...]) -> list[Span]:
+    """Spans of the literals in ``text``: exactly, or split by separators/escape codes.
+
+    Linear: one search per literal over ``text`` or over a view of it with the separators
+    removed (built once, C speed); a literal seen in the view more often than in ``text``
+    is then located with its gapped pattern (bounded work per occurrence of its first
+    character).
+    """
+    spans: list[Span] = []
+    if not needles or not text:
+        return spans
+    low: str | None = None
+    view: str | None = None
+    view_low: str | None = None
+    for needle in needles:
+        if len(needle.text) < DERIVED_MIN_LENGTH:  # short: exact only
+            hay = text
+            if needle.fold:
+                low = low if low is not None else text.lower()
+                hay = low if len(low) == len(text) else hay
+            if needle.text in hay:
+                spans.extend(_find_all(hay, needle.text))
+            continue
+        if view is None:
+            view = text
+            if "\x1b" in view:
+                view = _ANSI_RE.sub("", view)
+            view = view.translate(_DELETE_SEPARATORS)
+        if needle.fold:
+            if view_low is None:
+                view_low = view.lower()
+            present = needle.text in view_low
+        else:
+            present = needle.text in view
+        if not present:
+            continue
+        plain = needle.plain
+        hay = text
+        if needle.fold:
+            low = low if low is not None else text.lower()
+            hay = low if len(low) == len(text) else text
+            plain = plain.lower()
+        exact = list(_find_all(hay, plain))
+        seen = (view_low if needle.fold else view).count(needle.text)  # type: ignore[union-attr]
+        if seen > len(exact) or (hay is not low and needle.fold):
+            spans.extend(m.span() for m in _gapped(needle.text, needle.fold).finditer(text))
+        else:
+            spans.extend(exact)
+    return spans
+
+
+def _merge(spans: list[Span]) -> list[Span]:
+    """Sorted, overlapping or touching spans joined."""
+    if not spans:
+        return spans
+    spans.sort()
+    merged = [spans[0]]
+    for start, end in spans[1:]:
+        last_start, last_end = merged[-1]
+        if start <= last_end:
+            if end > last_end:
+                merged[-1] = (last_start, end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _apply(text: str, spans: list[Span], end: int | None = None) -> str:
+    """``text[:end]`` with each span (sorted, disjoint, within ``end``) replaced."""
+    stop = len(text) if end is None else end
+    if not spans:
+        return text if end is None else text[:stop]
+    parts: list[str] = []
+    last = 0
+    for start, span_end in spans:
+        parts.append(text[last:start])
+        parts.append(REDACTED)
+        last = span_end
+    parts.append(text[last:stop])
+    return "".join(parts)
+
+
+def _extra_needles(extra_secrets: Iterable[str]) -> tuple[_Needle, ...]:
+    extra = [s for s in extra_secrets if len(s) >= MIN_SECRET_LENGTH and s not in REDACTED]
+    return _needles(extra, derived=False) if extra else ()
+
+
 # -- text -----------------------------------------------------------------------------------
 
 
@@ -163,16 +360,20 @@ def redact_text(text: str, extra_secrets: Iterable[str] = ()) -> str:
     """``text`` with every known secret and every secret-shaped substring replaced by
     ``"[REDACTED]"``.
 
-    Exact values first (the registry's, then ``extra_secrets``; longest first, each
-    4+ characters), then the shapes of :mod:`core._redaction_shapes` in one merged pass:
+    Known values (the registry's and ``extra_secrets``, each 4+ characters) are found
+    exactly, and registered values also in their encoded forms (standard base64 at the 3
+    byte alignments; hex in either case) and, when 8+ characters, with
+    whitespace, line breaks, zero-width characters (U+200B-U+200D, U+2060, U+FEFF) or ANSI
+    escape sequences inserted anywhere inside. Then the shapes of :mod:`core._redaction_shapes`:
     ``name = value`` assignments (TOML, INI, ``.env``, YAML, JSON, ``export``) whose name
     holds ``token``/``secret``/``password``/``passwd``/``passphrase``/``credential``/
-    ``_key``/``api_key``/``auth``, ``Authorization:``/``Cookie:`` header values, ``Bearer``/
-    ``Basic`` credentials, provider key prefixes (``sk-``, ``sk-proj-``, ``sk-ant-``,
-    ``sk-or-``, ``gsk_``, ``xai-``, ``AIza``, ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``,
-    ``github_pat_``, ``glpat-``, ``xox[baprs]-``, ``hf_``, Stripe ``sk_live_``…), AWS
-    ``AKIA``/``ASIA`` ids, JWTs, PEM private key blocks and the password of
-    ``scheme://user:password@host`` URLs.
+    ``_key``/``api_key``/``auth`` or ends in ``_pass``/``_pwd``, ``Authorization:``/``Cookie:``
+    header values, ``Bearer``/``Basic`` credentials, provider key prefixes (``sk-``,
+    ``sk-proj-``, ``sk-ant-``, ``sk-or-``, ``gsk_``, ``xai-``, ``AIza``, ``ghp_``/``gho_``/
+    ``ghu_``/``ghs_``/``ghr_``, ``github_pat_``, ``glpat-``, ``xox[baprs]-``, ``hf_``, Stripe
+    ``sk_live_``…), AWS ``AKIA``/``ASIA`` ids, JWTs, PEM private key blocks, Azure
+    ``AccountKey=``/``SharedAccessSignature=``/``sig=``, ``mysql -p…``/``curl -u user:pass``
+    and the password of ``scheme://user:password@host`` URLs.
 
     Linear in ``len(text)``: literal searches and possessive, bounded quantifiers only, so
     no input makes it backtrack (see ``bench/redaction.py``).
@@ -184,24 +385,99 @@ def redact_text(text: str, extra_secrets: Iterable[str] = ()) -> str:
     Returns:
         The redacted text (``text`` itself when nothing was found).
     """
-    values = _REGISTRY.values
-    extra = tuple(s for s in extra_secrets if len(s) >= MIN_SECRET_LENGTH and s not in REDACTED)
-    if extra:
-        values = tuple(sorted({*values, *extra}, key=len, reverse=True))
-    for value in values:
-        if value in text:
-            text = text.replace(value, REDACTED)
-    spans = find_spans(text)
-    if not spans:
-        return text
-    parts: list[str] = []
-    last = 0
-    for start, end in spans:
-        parts.append(text[last:start])
-        parts.append(REDACTED)
-        last = end
-    parts.append(text[last:])
-    return "".join(parts)
+    spans = _secret_spans(text, _REGISTRY.needles + _extra_needles(extra_secrets))
+    return _apply(text, spans) if spans else text
+
+
+def _secret_spans(text: str, needles: tuple[_Needle, ...]) -> list[Span]:
+    spans = _value_spans(text, needles)
+    spans.extend(find_spans(text))
+    return _merge(spans)
+
+
+class StreamRedactor:
+    """Redacts one output stream that arrives in chunks, so a secret split across chunks is
+    still caught.
+
+    :meth:`feed` returns the redacted text that is safe to show now and keeps back a tail
+    that could still become a secret: the longest suffix that is the start of a known
+    literal (at most the longest one's length minus one), the unfinished last line when it
+    is short (a ``name = value`` shape could go on; at most :attr:`SHAPE_HOLD` characters),
+    and a secret shape that reaches the end of the text (a value, an unterminated PEM block)
+    with the :attr:`SHAPE_HOLD` characters before it. What is kept back never exceeds
+    :attr:`MAX_HOLD` characters; past that the text is emitted, redacted as far as it goes.
+    :meth:`flush` returns the rest at the end of the stream. Each call is linear in the
+    chunk plus the kept tail. Not thread-safe: one per stream.
+
+    Args:
+        extra_secrets: more literal values to remove, besides the registry's.
+    """
+
+    SHAPE_HOLD = 160
+    """Characters of context a shape needs before its value (name, separator, scheme)."""
+    MAX_HOLD = 16384
+    """The most characters ever kept back."""
+
+    def __init__(self, extra_secrets: Iterable[str] = ()) -> None:
+        self._carry = ""
+        self._extra = _extra_needles(extra_secrets)
+
+    def feed(self, text: str) -> str:
+        """Take the next chunk; return the redacted text that can be shown now ("" when all
+        of it is kept back)."""
+        buf = self._carry + text
+        if not buf:
+            return ""
+        needles = _REGISTRY.needles + self._extra
+        values = _value_spans(buf, needles)
+        shapes = _merge(find_spans(buf))
+        spans = _merge(values + list(shapes))
+        size = len(buf)
+        cut = size - self._literal_tail(buf, needles)
+        line_start = max(buf.rfind("\n"), buf.rfind("\r")) + 1
+        if size - line_start <= self.SHAPE_HOLD:
+            cut = min(cut, line_start)
+        else:
+            cut = min(cut, size - self.SHAPE_HOLD)
+        if shapes and shapes[-1][1] == size:  # a shape reaching the end may go on
+            cut = min(cut, max(0, shapes[-1][0] - self.SHAPE_HOLD))
+        for start, end in reversed(spans):  # never cut a span; keep its context too
+            if start < cut < end:
+                cut = max(0, start - self.SHAPE_HOLD)
+        if size - cut > self.MAX_HOLD:
+            cut = size - self.MAX_HOLD
+            for start, end in spans:
+                if start < cut < end:
+                    cut = end
+                    break
+        self._carry = buf[cut:]
+        return _apply(buf, [s for s in spans if s[1] <= cut], cut)
+
+    def flush(self) -> str:
+        """The redacted rest, at the end of the stream (the redactor can be reused)."""
+        rest, self._carry = self._carry, ""
+        return redact_text(rest, (n.plain for n in self._extra)) if rest else ""
+
+    @staticmethod
+    def _literal_tail(buf: str, needles: tuple[_Needle, ...]) -> int:
+        """The length of the longest suffix of ``buf`` that starts some literal (ignoring
+        case for hex forms): at most the longest literal's length minus one."""
+        exact, folded, longest = _prefixes(needles)
+        for size in range(min(longest - 1, len(buf)), 0, -1):
+            tail = buf[-size:]
+            if tail in exact or (folded and tail.lower() in folded):
+                return size
+        return 0
+
+
+@lru_cache(maxsize=8)
+def _prefixes(needles: tuple[_Needle, ...]) -> tuple[frozenset[str], frozenset[str], int]:
+    """The proper prefixes of the literals (exact ones, lowered hex ones) and the longest
+    literal's length."""
+    exact = {n.plain[:i] for n in needles if not n.fold for i in range(1, len(n.plain))}
+    folded = {n.plain.lower()[:i] for n in needles if n.fold for i in range(1, len(n.plain))}
+    longest = max((len(n.plain) for n in needles), default=0)
+    return frozenset(exact), frozenset(folded), longest
 
 
 # -- structured values ----------------------------------------------------------------------

@@ -25,6 +25,7 @@ from core import (
 )
 from core.items import ToolApprovalItem
 from core.policy import RuleStore, suggest_rule
+from core.redaction import StreamRedactor, redact_text
 from core.tools.codex.events import (
     AgentMessageItem,
     CommandExecutionItem,
@@ -110,6 +111,7 @@ class Controller(QObject):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._approvals: dict[str, asyncio.Future[tuple[str, str]]] = {}
         self._pids: dict[str, int] = {}
+        self._redactors: dict[tuple[str, str], StreamRedactor] = {}
         self._codex_blocks: dict[str, float] = {}
         self._relay = EventRelay(self, self._journal, str(workspace.root))
         self._relay.watch_agent_tools(self._agent)
@@ -436,9 +438,21 @@ class Controller(QObject):
                 event.sandbox_unavailable,
             )
         elif isinstance(event, ShellOutputChunk):
-            self.commandOutput.emit(block_id, event.stream, event.text)
+            # issue 11: redacted before the terminal model sees it, a carry-over per stream
+            key = (block_id, event.stream)
+            redactor = self._redactors.get(key) or self._redactors.setdefault(
+                key, StreamRedactor()
+            )
+            text = redactor.feed(event.text)
+            if text:
+                self.commandOutput.emit(block_id, event.stream, text)
         elif isinstance(event, ShellCommandFinished):
             self._pids.pop(block_id, None)
+            for stream in ("stdout", "stderr"):
+                redactor = self._redactors.pop((block_id, stream), None)
+                rest = redactor.flush() if redactor is not None else ""
+                if rest:
+                    self.commandOutput.emit(block_id, stream, rest)
             outcome = "timeout" if event.timed_out else "exit"
             self.commandFinished.emit(block_id, event.exit_code, outcome, event.duration_ms)
 
@@ -481,7 +495,8 @@ class Controller(QObject):
                 )
             if kind == "item.completed":
                 if item.aggregated_output:
-                    self.commandOutput.emit(block_id, "stdout", item.aggregated_output)
+                    output = redact_text(item.aggregated_output)
+                    self.commandOutput.emit(block_id, "stdout", output)
                 started = self._codex_blocks.pop(block_id)
                 self.commandFinished.emit(
                     block_id, item.exit_code, "exit", int((time.monotonic() - started) * 1000)

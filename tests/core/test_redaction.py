@@ -60,6 +60,15 @@ SHAPES = [
     pytest.param("cli --api-key gw-12ab34 x", "cli --api-key [REDACTED] x", id="flag-api-key"),
     pytest.param("x --auth-token a.b-c y", "x --auth-token [REDACTED] y", id="flag-auth-token"),
     pytest.param('--db-password "p w" x', '--db-password "[REDACTED]" x', id="flag-quoted"),
+    pytest.param("MY_SERVICE_PASS=hunter2x", "MY_SERVICE_PASS=[REDACTED]", id="pass-suffix"),
+    pytest.param(
+        "AccountName=a;AccountKey=abc123==;EndpointSuffix=x",
+        "AccountName=a;AccountKey=[REDACTED];EndpointSuffix=x",
+        id="azure-account-key",
+    ),
+    pytest.param("curl -u bob:pa55word https://x", "curl -u bob:[REDACTED] https://x", id="curl-u"),
+    pytest.param("curl --user bob:pa55 x", "curl --user bob:[REDACTED] x", id="curl-user"),
+    pytest.param("mysql -u root -pS3cret db", "mysql -u root -p[REDACTED] db", id="mysql-p"),
     pytest.param("key sk-AbCdEf12", "key [REDACTED]", id="sk-short"),
     pytest.param("sk-proj-Zq8vN3bT5wK1mR7yL2cX9dF4", REDACTED, id="sk-proj"),
     pytest.param("sk-ant-api03-AbCdEf0123456789", REDACTED, id="sk-ant"),
@@ -122,6 +131,9 @@ KEPT = [
     pytest.param("gh --token-file tok.txt", id="flag-token-file"),
     pytest.param("llm --max-tokens 100", id="flag-token-count"),
     pytest.param("mysql --password-file f", id="flag-password-file"),
+    pytest.param("bypass=1 X_PASSAGE=ok", id="pass-inside-words"),
+    pytest.param("git push -u origin main", id="push-u"),
+    pytest.param("mysql -u root -p db", id="mysql-p-prompt"),
 ]
 
 
@@ -313,6 +325,7 @@ def test_public_names_do_not_drift() -> None:
             "RedactingFilter",
             "RedactingStream",
             "SECRET_NAME_MARKERS",
+            "StreamRedactor",
             "forget_secrets",
             "install_log_redaction",
             "is_secret_name",
