@@ -4,7 +4,10 @@ Prints the median and p90 wall time, in milliseconds, of N runs of ``true`` (and
 ``bash -c true``) through :func:`harnesses.shell.process.run_process` (the supervisor:
 ``python -S -I supervisor.py``) and through a bare ``asyncio.create_subprocess_exec`` (what
 the executor did before), the added latency, and the supervisor's own start-up (``python -S
--I`` importing what it needs, then exiting).
+-I`` importing what it needs, then exiting). The supervisor runs twice: with its PID and
+mount namespace (the default where Tandem may create one: ``unshare``, the init's fork, a
+fresh ``/proc``) and with ``TANDEM_PID_NAMESPACE=off``; the difference is the namespace's
+cost per command.
 
 Usage: ``python -m bench.spawn [--runs 50]``
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import subprocess
 import sys
@@ -22,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from harnesses.shell.process import run_process
-from harnesses.spawn import SUPERVISOR
+from harnesses.spawn import ISOLATION_ENV, SUPERVISOR, can_isolate
 
 
 async def _direct(argv: list[str], cwd: Path) -> None:
@@ -37,8 +41,15 @@ async def _direct(argv: list[str], cwd: Path) -> None:
     await proc.communicate()
 
 
-async def _supervised(argv: list[str], cwd: Path) -> None:
-    await run_process(argv, cwd=cwd, env={"PATH": "/usr/bin:/bin"}, timeout_ms=None)
+async def _supervised(argv: list[str], cwd: Path, *, isolate: bool) -> None:
+    if isolate:
+        os.environ.pop(ISOLATION_ENV, None)
+    else:
+        os.environ[ISOLATION_ENV] = "off"
+    try:
+        await run_process(argv, cwd=cwd, env={"PATH": "/usr/bin:/bin"}, timeout_ms=None)
+    finally:
+        os.environ.pop(ISOLATION_ENV, None)
 
 
 async def _time(run: Callable[[], Awaitable[None]], runs: int) -> list[float]:
@@ -70,16 +81,24 @@ def _supervisor_start_up(runs: int) -> list[float]:
 
 async def _main(runs: int) -> None:
     cwd = Path(tempfile.mkdtemp(prefix="bench-spawn-"))
+    namespaces = "yes" if can_isolate() else "no (unprivileged: the subreaper fallback)"
     print(f"spawn bench: {runs} runs each, python {sys.version.split()[0]}")
+    print(f"PID namespaces: {namespaces}")
     for argv in (["true"], ["bash", "-c", "true"]):
         print(f"{' '.join(argv)}:")
         direct = _figures(
             "direct create_subprocess_exec", await _time(lambda a=argv: _direct(a, cwd), runs)
         )
-        supervised = _figures(
-            "run_process (supervisor)", await _time(lambda a=argv: _supervised(a, cwd), runs)
+        plain = _figures(
+            "run_process (supervisor, no ns)",
+            await _time(lambda a=argv: _supervised(a, cwd, isolate=False), runs),
         )
-        print(f"  added by the supervisor: {supervised - direct:+.2f} ms per command (median)")
+        isolated = _figures(
+            "run_process (supervisor + ns)",
+            await _time(lambda a=argv: _supervised(a, cwd, isolate=True), runs),
+        )
+        print(f"  added by the supervisor: {plain - direct:+.2f} ms per command (median)")
+        print(f"  added by the namespace:  {isolated - plain:+.2f} ms per command (median)")
     _figures("python -S -I start-up + imports", _supervisor_start_up(runs))
 
 

@@ -82,6 +82,16 @@ _STORED_FIELDS = (
     "mcp_servers",
     "sandbox_hidden_paths",
     "sandbox_shown_paths",
+    "checkpoint_cap_bytes",
+    "checkpoint_keep_count",
+    "checkpoint_keep_days",
+    "checkpoint_min_age_minutes",
+)
+_CHECKPOINT_FIELDS = (
+    "checkpoint_cap_bytes",
+    "checkpoint_keep_count",
+    "checkpoint_keep_days",
+    "checkpoint_min_age_minutes",
 )
 _MCP_LABEL = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -241,6 +251,13 @@ class Settings(BaseModel):
             (``harnesses/shell/secret_paths.py``); absolute or ``~/...``, not ``/``; stored
             as typed (``~`` kept), without duplicates. Applied from the next command on.
         sandbox_shown_paths: default hidden paths the user takes back out (same form).
+        checkpoint_cap_bytes: cap on the untracked and ignored bytes one checkpoint copies
+            (bytes; default 100 MiB); files over it are skipped and reported.
+        checkpoint_keep_count: retention: checkpoints kept per workspace (default 200).
+        checkpoint_keep_days: retention: checkpoints older than this are deleted (days;
+            default 30).
+        checkpoint_min_age_minutes: retention never deletes a checkpoint younger than this
+            (minutes; default 60), nor the latest one or the one *Undo restore* needs.
     """
 
     model_config = ConfigDict(validate_assignment=True, extra="forbid", frozen=False)
@@ -263,6 +280,10 @@ class Settings(BaseModel):
     explorer: bool = True
     sandbox_hidden_paths: list[Path] = Field(default_factory=list)
     sandbox_shown_paths: list[Path] = Field(default_factory=list)
+    checkpoint_cap_bytes: int = Field(default=100 * 1024 * 1024, ge=0)
+    checkpoint_keep_count: int = Field(default=200, ge=1)
+    checkpoint_keep_days: float = Field(default=30.0, gt=0)
+    checkpoint_min_age_minutes: float = Field(default=60.0, ge=0)
 
     @field_validator("model")
     @classmethod
@@ -465,6 +486,9 @@ def _to_toml(settings: Settings, stored_key: str | None) -> str:
         "sandbox_hidden_paths": [str(p) for p in settings.sandbox_hidden_paths] or None,
         "sandbox_shown_paths": [str(p) for p in settings.sandbox_shown_paths] or None,
     }
+    for name in _CHECKPOINT_FIELDS:  # written only when changed from the default
+        value = getattr(settings, name)
+        values[name] = None if value == Settings.model_fields[name].default else value
     lines = ["# Tandem settings (written by the app; edit while it is closed).", ""]
     for key in _STORED_FIELDS:
         value = values.get(key)

@@ -28,6 +28,7 @@ from core.redaction import install_log_redaction
 from core.settings import Settings, load_settings
 from harnesses.browser import BrowserNotFoundError, PlaywrightComputer, find_chromium
 from harnesses.browser.gated import ActionGate, GatedComputer
+from harnesses.checkpoints import retention_from_settings
 from harnesses.sessions import SessionJournal
 from harnesses.sessions.journal import default_journal_path
 from harnesses.workspace import Workspace
@@ -178,6 +179,8 @@ class _Session:
             data_dir=data,
             hidden_paths=self.settings.sandbox_hidden_paths,
             shown_paths=self.settings.sandbox_shown_paths,
+            checkpoint_cap_bytes=self.settings.checkpoint_cap_bytes,
+            checkpoint_retention=retention_from_settings(self.settings),
         )
         journal_path = options.journal_path or (
             self.workdir / "journal.sqlite3" if self.workdir else default_journal_path()

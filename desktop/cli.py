@@ -1,4 +1,5 @@
-"""The ``tandem`` command line: the window, ``tandem demo`` and ``tandem run``."""
+"""The ``tandem`` command line: the window, ``tandem demo``, ``tandem run`` and
+``tandem checkpoints``."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import asyncio
 import importlib.util
 import os
 import sys
+import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import ModuleType
 
 __all__ = ["main"]
 
-_COMMANDS = ("demo", "run")
+_COMMANDS = ("demo", "run", "checkpoints")
 
 
 def _version() -> str:
@@ -66,7 +68,63 @@ def _parser() -> argparse.ArgumentParser:
         "--max-turns", type=_positive, default=50, help="model round trips allowed (default 50)"
     )
     run.add_argument("--no-sandbox", action="store_true", help="run commands without bubblewrap")
+    _checkpoints_parser(sub)
     return parser
+
+
+def _checkpoints_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cps = sub.add_parser(
+        "checkpoints", help="list, diff, restore a repository's checkpoints, undo a restore"
+    )
+    cps.add_argument(
+        "--repo", type=Path, default=Path.cwd(), help="repository folder (default: current)"
+    )
+    what = cps.add_subparsers(dest="action", required=True)
+    what.add_parser("list", help="all checkpoints, oldest first")
+    diff = what.add_parser("diff", help="diff from checkpoint A to B (default: working tree)")
+    diff.add_argument("a")
+    diff.add_argument("b", nargs="?")
+    restore = what.add_parser("restore", help="restore working tree, index and stash")
+    restore.add_argument("id")
+    what.add_parser("undo", help="undo the latest restore")
+    for action in what.choices.values():  # --repo also after the action
+        action.add_argument("--repo", type=Path, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+async def _checkpoints(args: argparse.Namespace) -> int:
+    """``tandem checkpoints list|diff A [B]|restore ID|undo --repo PATH`` (same store as the
+    window: the platform data dir)."""
+    from core.errors import UserError
+    from core.settings import load_settings
+    from harnesses.checkpoints import CheckpointError, CheckpointStore, human_bytes
+
+    try:
+        cap = load_settings().checkpoint_cap_bytes
+    except UserError as exc:
+        print(f"tandem: {exc} (using the default checkpoint cap)", file=sys.stderr)
+        cap = 100 * 1024 * 1024
+    try:
+        store = CheckpointStore(args.repo, cap_bytes=cap)
+        if args.action == "list":
+            for cp in await store.list():
+                when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(cp.created_at))
+                extra = f" (restore of {cp.restored_to})" if cp.restored_to else ""
+                files = len(cp.files_touched)
+                print(f"{cp.id}  {when}  {cp.kind}{extra}  {cp.label}  [{files} files]")
+                for path, size in cp.skipped:
+                    print(f"    skipped (over the cap): {path} ({human_bytes(size)})")
+        elif args.action == "diff":
+            sys.stdout.write(await store.diff(args.a, args.b))
+        elif args.action == "restore":
+            pre = await store.restore(args.id)
+            print(f"restored {args.id}; `tandem checkpoints undo` goes back ({pre})")
+        else:
+            pre = await store.undo_restore()
+            print(f"undid the latest restore ({pre})")
+    except (CheckpointError, ValueError) as exc:
+        print(f"tandem checkpoints: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _window_parser() -> argparse.ArgumentParser:
@@ -200,6 +258,8 @@ def _main(argv: list[str]) -> int:
             sandbox=not args.no_sandbox,
         )
         return asyncio.run(run_headless(options))
+    if args.command == "checkpoints":
+        return asyncio.run(_checkpoints(args))
     _parser().print_help()
     return 2
 

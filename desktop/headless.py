@@ -30,6 +30,7 @@ from core.policy import suggest_rule
 from core.redaction import redact_text, redacting
 from core.secret_handoff import handed_over
 from core.settings import Settings, load_settings
+from harnesses.checkpoints import retention_from_settings
 from harnesses.editor import ReviewOutcome
 from harnesses.workspace import Workspace
 from resources import read_text
@@ -98,14 +99,20 @@ async def run_headless(
         print(f"tandem run: {options.repo} is not a folder", file=sys.stderr)
         return 2
     prompt = ask or input
-    workspace = Workspace(options.repo, mode=options.mode, sandbox_enabled=options.sandbox)
+    settings = _settings(out)
+    workspace = Workspace(
+        options.repo,
+        mode=options.mode,
+        sandbox_enabled=options.sandbox,
+        checkpoint_cap_bytes=settings.checkpoint_cap_bytes,
+        checkpoint_retention=retention_from_settings(settings),
+    )
     unsubscribe = workspace.review_queue.add_listener(
         lambda event: _review(event, workspace, options, out, prompt)
     )
     stop_services = workspace.services.add_listener(lambda service: _print_service(service, out))
     try:
         model, provider = _model(options)
-        settings = _settings(out)
         workspace.set_sandbox_paths(settings.sandbox_hidden_paths, settings.sandbox_shown_paths)
         tools: list[Any] = workspace.tools()
         codex = codex_delegate(workspace, on_stream=lambda event: _print_codex(event, out))

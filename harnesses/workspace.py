@@ -25,9 +25,17 @@ from core.policy.modes import strictest
 from core.tools.local import ApprovalDecision
 from core.tools.shell import ShellActionRequest, ShellCommandRequest, ShellResult
 
-from .checkpoints import Checkpoint, CheckpointStore
+from .checkpoints import (
+    DEFAULT_CAP_BYTES,
+    DEFAULT_RETENTION,
+    Checkpoint,
+    CheckpointStore,
+    Recoverability,
+    Retention,
+)
 from .editor import GitAwareEditor, ReviewQueue
 from .shell import ShellListener, SubprocessShellExecutor, sandbox_available
+from .shell.git_paths import disarm_planted
 from .shell.sandbox import SandboxMode, SandboxSummary, describe_sandbox
 from .shell.secret_paths import plan_hidden
 from .spawn import ServiceRegistry
@@ -66,6 +74,15 @@ def _can_write(item: dict[str, Any]) -> bool:
     return item.get("type") == "function_call" and (name == "codex" or name.startswith("codex_"))
 
 
+def _removal(decision: Decision | None) -> dict[str, Any]:
+    """What a decision says its command removes, as checkpoint arguments."""
+    return {
+        "removes": tuple(getattr(decision, "removes", ()) or ()),
+        "removes_unknown": bool(getattr(decision, "removes_unknown", False)),
+        "git_clean": tuple(getattr(decision, "git_clean", ()) or ()),
+    }
+
+
 class WorkspaceHooks(RunHooks[Any]):
     """Checkpoints the working tree before a response's shell or apply_patch calls run."""
 
@@ -93,6 +110,9 @@ class Workspace:
         data_dir: where shadow checkpoint repositories live for non-Git folders.
         hidden_paths / shown_paths: secret paths the sandbox hides besides the defaults /
             defaults it shows again (``Settings.sandbox_hidden_paths`` / ``..._shown_paths``).
+        checkpoint_cap_bytes: cap on the untracked + ignored bytes a checkpoint copies
+            (``Settings.checkpoint_cap_bytes``).
+        checkpoint_retention: checkpoint retention (from ``Settings.checkpoint_keep_*``).
 
     Attributes:
         executor, editor, review_queue, checkpoints: the parts, for the GUI to subscribe to.
@@ -111,8 +131,12 @@ class Workspace:
         data_dir: Path | None = None,
         hidden_paths: Iterable[Path] = (),
         shown_paths: Iterable[Path] = (),
+        checkpoint_cap_bytes: int = DEFAULT_CAP_BYTES,
+        checkpoint_retention: Retention | None = DEFAULT_RETENTION,
     ) -> None:
         self.root = Path(root).resolve()
+        #: The start-up sweep: git redirections planted while no sweep ran, disarmed (for the window).
+        self.startup_repairs: list[str] = disarm_planted(self.root)
         self.rules: list[Rule] = list(rules)
         self.sandbox_enabled = sandbox_enabled
         #: Background services the agent started (``cmd &``): listed in the window, killed on exit.
@@ -129,7 +153,12 @@ class Workspace:
             shown_paths=list(shown_paths),
         )
         self.review_queue = ReviewQueue()
-        self.checkpoints = CheckpointStore(self.root, data_dir=data_dir)
+        self.checkpoints = CheckpointStore(
+            self.root,
+            data_dir=data_dir,
+            cap_bytes=checkpoint_cap_bytes,
+            retention=checkpoint_retention,
+        )
         self.editor = GitAwareEditor(self.root, mode="review", queue=self.review_queue)
         self.decisions: dict[str, PendingDecision] = {}
         self.last_checkpoint: Checkpoint | None = None
@@ -208,26 +237,51 @@ class Workspace:
         """Run hooks that checkpoint before each writing turn (pass as ``Runner.run(hooks=...)``)."""
         return WorkspaceHooks(self)
 
-    async def checkpoint(self, label: str, *, turn: int | None = None) -> Checkpoint | None:
-        """Snapshot the working tree now; failures are logged and reported as ``None``."""
+    async def checkpoint(
+        self, label: str, *, turn: int | None = None, decision: Decision | None = None
+    ) -> Checkpoint | None:
+        """Snapshot the working tree, index, refs and stash now; failures are logged and
+        reported as ``None``.
+
+        Args:
+            label: shown in the checkpoint list.
+            turn: the agent turn it precedes.
+            decision: the destructive command's decision: what it removes
+                (``removes``, ``removes_unknown``, ``git_clean``) is held too, ignored files
+                included, within the size cap.
+        """
         try:
-            self.last_checkpoint = await self.checkpoints.create(label, turn=turn)
+            self.last_checkpoint = await self.checkpoints.create(
+                label, turn=turn, **_removal(decision)
+            )
         except Exception:
             logger.exception("checkpoint %r failed", label)
             return None
         return self.last_checkpoint
 
+    async def recoverability(self, decision: Decision) -> Recoverability:
+        """What the checkpoint before ``decision``'s command would make recoverable, for the
+        approval prompt (``.summary()``: "2 ignored files, 1.3 GB, are over the cap and will
+        not be recoverable")."""
+        return await self.checkpoints.recoverability(**_removal(decision))
+
     # -- shell -------------------------------------------------------------------------------
     def decide_commands(self, commands: list[str]) -> Decision:
-        """The strictest policy decision over a call's commands."""
+        """The strictest policy decision over a call's commands, judged with the environment
+        the executor gives them (``executor.command_env``: no ``CDPATH``, ``OLDPWD``,
+        secrets…; sandboxed unless full access or no sandbox, as :meth:`_execute` runs
+        them), so ``$NAME`` and ``cd`` expand as they will run."""
         secrets = self.secret_paths()
+        available = self.sandbox_available
+        env = self.executor.command_env(sandboxed=available and self._mode != ApprovalMode.FULL)
         decisions = [
             decide_command(
                 c,
                 self._mode,
                 self.rules,
-                sandbox_available=self.sandbox_available,
+                sandbox_available=available,
                 workspace=self.root,
+                env=env,
                 secret_paths=secrets,
             )
             for c in commands
@@ -260,8 +314,8 @@ class Workspace:
             sandbox = "read-only"
         elif self.sandbox_enabled and self._mode == ApprovalMode.ASK and self.sandbox_available:
             sandbox = "workspace-write"  # approved commands still run confined to the workspace
-        if decision.checkpoint_required and self.last_checkpoint is None:
-            await self.checkpoint("before destructive command")
+        if decision.checkpoint_required:
+            await self.checkpoint("before destructive command", decision=decision)
         self.executor.sandbox = sandbox  # type: ignore[assignment]
         return await self.executor(request)
 

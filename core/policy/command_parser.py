@@ -15,6 +15,8 @@ from .wrappers import SHELLS, WRAPPERS, Word, program_name, shell_script, strip_
 __all__ = ["ParsedCommand", "Segment", "parse_command"]
 
 _MAX_DEPTH = 8
+#: ``[`` and ``[[`` name the test command and keyword, not a glob.
+_TEST_WORDS = frozenset({"[", "[["})
 _NOT_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _TRUNCATING_REDIRECTS = frozenset({">", ">|", "&>", ">&"})
@@ -409,7 +411,8 @@ class _Walker:
         unvetted = [f"sets {name}" for name in dict.fromkeys(env) if risky_env(name)]
         if rest and opaque is None:
             head = rest[0]
-            if head.dynamic or re.search(r"[*?\[{]", head.text):
+            glob = head.text not in _TEST_WORDS and re.search(r"[*?\[{]", head.text)
+            if head.dynamic or glob:
                 opaque = f"the program name `{head.text}` is only known at run time"
         git_cwd: list[str] = []
         if rest and program_name(rest[0].text) == "git":

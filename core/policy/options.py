@@ -8,11 +8,13 @@ from typing import Literal
 
 __all__ = ["Effect", "Scan", "Tool", "TOOLS", "resolve_long", "scan"]
 
-Effect = Literal["write", "run", "read", "list", "follow", "pattern", "recurse"]
+Effect = Literal["write", "run", "read", "list", "follow", "pattern", "recurse", "endless"]
 """What an option does: writes its file, runs a program, reads its file (path-checked),
 reads file names only known at run time, follows symlinks recursively, supplies the
-pattern (so grep's first operand is a file), or makes the program walk its directory
-operands (``grep -r``, ``ls -R``; with a value, only ``recurse``: ``grep -d recurse``)."""
+pattern (so grep's first operand is a file), makes the program walk its directory
+operands (``grep -r``, ``ls -R``; with a value, only ``recurse``: ``grep -d recurse``), or
+makes it run until killed (``tail -f``: no read-only rule vouches for it, so it asks in
+the modes that judge reach; an approved or *auto* one still ends at the command timeout)."""
 
 Operands = Literal["paths", "none", "pattern-then-paths", "jq"]
 
@@ -152,6 +154,11 @@ def _apply(tool: Tool, out: Scan, key: str, spelled: str, value: str) -> bool:
         out.paths.append(value)
     elif effect == "recurse":
         out.recursive = out.recursive or value in ("", "recurse")
+    elif effect == "endless":
+        out.problems.append(
+            f"uses `{spelled}`, which follows the file and never ends (it would run until "
+            "the command timeout)"
+        )
     return effect == "pattern" or (effect == "read" and key in ("-f", "--file"))
 
 
@@ -224,6 +231,7 @@ TOOLS: dict[str, Tool] = {
         "bytes= follow=? lines= max-unchanged-stats= pid= quiet retry silent "
         "sleep-interval= verbose zero-terminated debug",
         "c n s",
+        {"-f": "endless", "-F": "endless", "--follow": "endless"},
     ),
     "wc": _tool(
         "bytes chars files0-from= lines max-line-length words total=",

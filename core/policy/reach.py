@@ -280,8 +280,17 @@ def _check_value(
 
 
 def _check_glob(
-    raw: str, pattern: str, cwd: str | None, state: _State, *, walks: bool = False
+    raw: str,
+    pattern: str,
+    cwd: str | None,
+    state: _State,
+    *,
+    walks: bool = False,
+    names_only: bool = False,
 ) -> str | None:
+    """Why the glob ``pattern`` (written ``raw``) reaches outside the workspace or a hidden
+    secret path, else ``None``. ``names_only``: only the names of the matches are used
+    (``echo *``), so each match's folder is checked, not where a matched link points."""
     full = pattern if os.path.isabs(pattern) else None
     if full is None:
         if cwd is None:
@@ -297,8 +306,13 @@ def _check_glob(
     secret = _secret_problem(raw, (lexical_base, base), state)
     if secret is not None:
         return secret
+    # bash matches `.` and `..` only with a pattern part that starts with a literal `.`
+    # (`.*`, `.?`), dotglob or not (bash(1) "Filename Expansion"); Python's glob never does.
     parts = pattern.split("/")
-    if any(fnmatch.fnmatchcase("..", p) or fnmatch.fnmatchcase(".", p) for p in parts if p):
+    if any(
+        p.startswith(".") and (fnmatch.fnmatchcase("..", p) or fnmatch.fnmatchcase(".", p))
+        for p in parts
+    ):
         return f"reaches `{raw}`, a pattern that can climb out of its folder"
     if not _within(base, state.root):
         return f"reaches `{raw}` outside the workspace"
@@ -308,12 +322,32 @@ def _check_glob(
         if count >= _MAX_GLOB:
             return f"reaches `{raw}`, a pattern with too many matches to check"
         lexical = os.path.normpath(os.path.abspath(match))
-        real = _real(lexical)
-        secret = _secret_problem(match, (lexical, real), state, walks=walks)
+        real = _real(os.path.dirname(lexical)) if names_only else _real(lexical)
+        places = (lexical, real) if not names_only else (lexical, os.path.dirname(lexical), real)
+        secret = _secret_problem(match, places, state, walks=walks)
         if secret is not None:
             return secret
         if not _within(real, state.root):
             return f"reaches `{match}` (from `{raw}`) outside the workspace"
+    return None
+
+
+def _listing_problem(seg: Segment, state: _State) -> str | None:
+    """Why a program that reads no file still shows what it should not: the shell expands
+    its glob operands first, so ``echo /etc/*``, ``printf '%s\\n' ~/.ssh/*``, ``basename
+    ~/.aws/*`` or ``cd ~/.ssh; echo *`` print the names in a folder outside the workspace
+    or in a hidden secret path (red-team report, hole 10). Each word with an unquoted glob
+    is checked like a path in every place the command may run in (only the folders the
+    glob lists count, not where a matched link points); words without one are text.
+    ``cd`` is left to :func:`_move` (a globbed target makes the next places unknown)."""
+    for raw in seg.words[1:]:
+        for cwd in state.cwds:
+            for value in _expand(raw, cwd, state):
+                if value.unresolved is not None or value.pattern is None:
+                    continue  # text: an unresolved one prints a value, not a listing
+                problem = _check_glob(raw, value.pattern, cwd, state, names_only=True)
+                if problem is not None:
+                    return f"lists file names: it {problem}"
     return None
 
 
@@ -358,7 +392,7 @@ def _problem(seg: Segment, state: _State) -> str | None:
     if name == "printf" and seg.argv[1:2] and seg.argv[1].startswith("-v"):
         return "sets a variable with `printf -v`"
     if name in _NO_PATHS:
-        return None
+        return _listing_problem(seg, state) if name != "cd" else None
     if seg.hidden_args:
         return "gets more arguments at run time (xargs)"
     git = name == "git"

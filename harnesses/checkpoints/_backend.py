@@ -18,10 +18,12 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from harnesses.vcs import GitError, UserRepo, find_repo, run_git
+
+from ._cap import CapPlan, exclude_pattern, plan_cap
 
 __all__ = ["ATTRIBUTES", "CHECKPOINT_IDENTITY", "GitBackend", "store_path"]
 
@@ -87,11 +89,15 @@ class GitBackend:
             (store / "tandem-workspace").write_text(str(self.workspace) + "\n", encoding="utf-8")
         self.refresh_rules()
 
-    def refresh_rules(self) -> None:
+    def refresh_rules(self, skip: Sequence[str] = ()) -> None:
         """(Re)write the store's ``info/attributes`` and ``info/exclude`` if they differ.
 
         The exclude file holds Tandem's own paths and, as plain ignore patterns, the user's
         ``info/exclude`` (read as data; ignore patterns run nothing).
+
+        Args:
+            skip: relative paths left out of the next snapshot (over the size cap), as
+                anchored, escaped patterns, so ``git add`` never reads them.
         """
         lines = ["/.tandem/"]
         with contextlib.suppress(ValueError):
@@ -101,6 +107,7 @@ class GitBackend:
             with contextlib.suppress(OSError, UnicodeDecodeError):
                 user = (self.user_repo.git_dir / "info" / "exclude").read_text(encoding="utf-8")
                 lines.extend(user.splitlines())
+        lines.extend(p for p in (exclude_pattern(rel) for rel in skip) if p)
         self._write_if_changed(self.git_dir / "info" / "exclude", "\n".join(lines) + "\n")
         self._write_if_changed(self.git_dir / "info" / "attributes", ATTRIBUTES)
 
@@ -186,17 +193,37 @@ class GitBackend:
         shutil.copy2(index, tmp)
         os.replace(tmp, self.git_dir / "index")
 
-    def snapshot_tree(self) -> str:
+    def snapshot_tree(
+        self, extra: Sequence[str] = (), cap_bytes: int | None = None
+    ) -> tuple[str, CapPlan]:
         """Write the working tree (tracked + untracked, ignoring ignored files) as a tree.
 
         "Tracked" includes paths the user's index tracks although ignore rules match them.
 
+        Args:
+            extra: relative paths of ignored files to hold as well (what a destructive
+                command would remove).
+            cap_bytes: cap on untracked + ``extra`` bytes (``None``: no cap); the files over
+                it are skipped (never read) and reported.
+
         Returns:
-            The tree's object name (in the store).
+            ``(tree object name in the store, the cap plan)``.
         """
-        self.refresh_rules()
+        untracked = self.untracked()
+        known = set(untracked) | (self.user_tracked() if extra else set())
+        extra_files = [p for p in dict.fromkeys(extra) if p not in known]
+        plan = plan_cap(
+            self.workspace,
+            [*untracked, *extra_files],
+            cap_bytes if cap_bytes is not None else 1 << 62,
+        )
+        skip = [rel for rel, _ in plan.skipped]
+        self.refresh_rules(skip)
         keep = self._tracked_ignored()
+        keep |= {rel for rel, _ in plan.included if rel in set(extra_files)}
         with self.temp_index(seed=True) as index:
+            if skip:
+                self._pathspec_run(["rm", "--cached", "-f", "-q", "--ignore-unmatch"], skip, index)
             try:
                 self.run("add", "-A", "--", ".", index=index)
             except GitError:
@@ -208,12 +235,55 @@ class GitBackend:
             )
             drop = [p for p in ignored.split("\0") if p and p not in keep]
             if drop:
-                self._pathspec_run(["rm", "--cached", "-q"], drop, index)
+                self._pathspec_run(["rm", "--cached", "-f", "-q"], drop, index)
             if keep:
                 self._pathspec_run(["add", "-f"], sorted(keep), index)
             tree = self.run("write-tree", index=index)
             self.save_cache(index)
-        return tree
+        if skip:
+            self.refresh_rules()
+        return tree, plan
+
+    def user_tracked(self) -> set[str]:
+        """Paths in the user's index (empty without a repository)."""
+        if self.user_repo is None:
+            return set()
+        out = run_git(
+            ["ls-files", "-z", "--cached"],
+            cwd=self.workspace,
+            git_dir=self.user_repo.git_dir,
+            work_tree=self.workspace,
+        ).text
+        return {p for p in out.split("\0") if p}
+
+    def refresh_repo(self) -> None:
+        """Look the user's repository up again (``.git`` may have been removed or recreated)."""
+        self.user_repo = find_repo(self.workspace)
+
+    def untracked(self) -> list[str]:
+        """Files git would call untracked (not in the user's index, not ignored).
+
+        Without a user repository every non-ignored file is untracked.
+        """
+        self.refresh_rules()
+        if self.user_repo is None:
+            with self.temp_index(seed=False) as index:
+                out = self.run("ls-files", "-z", "--others", "--exclude-standard", index=index)
+        else:
+            out = run_git(
+                ["ls-files", "-z", "--others", "--exclude-standard"],
+                cwd=self.workspace,
+                git_dir=self.user_repo.git_dir,
+                work_tree=self.workspace,
+            ).text
+        tandem = {"/.tandem/"}
+        with contextlib.suppress(ValueError):
+            tandem.add("/" + self.git_dir.parent.relative_to(self.workspace).as_posix() + "/")
+        return [
+            p
+            for p in out.split("\0")
+            if p and not p.endswith("/") and not any(("/" + p).startswith(t) for t in tandem)
+        ]  # "sub/": a nested repository, which ``git add`` records as a gitlink
 
     def _pathspec_run(self, cmd: list[str], paths: list[str], index: Path) -> None:
         payload = "\0".join(paths).encode("utf-8", "surrogateescape")

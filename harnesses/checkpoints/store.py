@@ -3,37 +3,67 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from harnesses.vcs import GitError
+from harnesses.vcs import GitError, run_git
 
 from ._backend import GitBackend, store_path
+from ._cap import (
+    DEFAULT_CAP_BYTES,
+    Recoverability,
+    clean_dry_run_args,
+    expand_targets,
+    parse_clean_output,
+    plan_cap,
+)
+from ._capture import capture_repo, parts_refs, write_back
 
-__all__ = ["REF_PREFIX", "SCHEMA", "Checkpoint", "CheckpointError", "CheckpointStore"]
+__all__ = [
+    "DEFAULT_CAP_BYTES",
+    "DEFAULT_RETENTION",
+    "REF_PREFIX",
+    "SCHEMA",
+    "Checkpoint",
+    "retention_from_settings",
+    "CheckpointError",
+    "CheckpointStore",
+    "Recoverability",
+    "Retention",
+]
 
 _log = logging.getLogger("harnesses")
 
 REF_PREFIX = "refs/tandem/checkpoints/"
 """Namespace of the refs in the checkpoint store (never in the user's repository)."""
+_PARTS_PREFIX = "refs/tandem/parts/"
 
 SCHEMA = 2
 """Version of the checkpoint metadata (the JSON line in each checkpoint commit's message).
 
-Schema 2: the commit's tree is the working tree; its first parent (if any) is the previous
-checkpoint; ``meta["parts"]`` maps each part of the snapshot to where it is stored:
-``{"worktree": "tree"}``. Later parts (issue 12: the index, the stash) are added as further
-parents of the checkpoint commit, recorded as ``{"index": "parent:2", "stash": "parent:3"}``,
-so that they stay reachable from the checkpoint's ref and old readers ignore them.
-``meta["base"]`` is the user's ``HEAD`` when the snapshot was taken (or null).
+Schema 2: the commit's tree is the working tree (tracked, untracked within the size cap,
+and the ignored files a destructive command would remove: ``meta["extra"]``); what the cap
+left out is ``meta["skipped"]`` (``[[path, bytes], ...]``). ``meta["parts"]`` maps each part
+of the snapshot to where it is stored: ``{"worktree": "tree", "index": "parent:1",
+"refs": "meta", "stash": "meta"}``. The index is a commit (no parents) whose tree is the
+user's stage-0 index entries (unmerged ones are ``meta["index_unmerged"]``, raw ``ls-files
+-s`` records); refs are ``meta["refs"]`` (``name -> id``) and ``meta["head"]``; the stash is
+``meta["stash_log"]``, the raw lines of ``logs/refs/stash``. The objects they name are in the
+store, kept reachable by ``refs/tandem/parts/<id>/<n>``. A checkpoint no longer has the
+previous one as a parent (``meta["previous"]`` names it), so deleting old checkpoints lets
+gc prune their objects. ``meta["base"]`` is the user's ``HEAD`` when the snapshot was taken
+(or null). Checkpoints written before the index part (``parts == {"worktree": "tree"}``,
+first parent = previous checkpoint) are read the same way; their restores leave the index,
+refs and stash alone.
 Schema 1 (no ``schema`` key): checkpoints kept under ``refs/tandem/checkpoints/`` inside the
 user's repository by earlier versions; they are left where they are and not listed."""
 
@@ -62,6 +92,10 @@ class Checkpoint:
         restored_to: for ``pre-restore``, the id of the checkpoint that was restored.
         base: the user's ``HEAD`` commit when the snapshot was taken (``None``: no repository
             or an unborn branch).
+        skipped: ``(path, bytes)`` of untracked/ignored files left out by the size cap: not
+            recoverable from this checkpoint.
+        parts: what the checkpoint holds (``worktree``, and ``index``/``refs``/``stash`` in a
+            repository) and where (see :data:`SCHEMA`).
     """
 
     id: str
@@ -74,7 +108,40 @@ class Checkpoint:
     kind: Literal["checkpoint", "pre-restore"] = "checkpoint"
     restored_to: str | None = None
     base: str | None = None
+    skipped: tuple[tuple[str, int], ...] = ()
+    parts: tuple[str, ...] = ("worktree",)
 
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    """How long checkpoints are kept (``Settings.checkpoint_keep_*``).
+
+    Attributes:
+        keep_count: the newest this many are kept (at least 1).
+        max_age_s: older ones are deleted (seconds).
+        min_age_s: younger ones are never deleted (seconds).
+        gc_every: garbage-collect the store once this many were deleted.
+    """
+
+    keep_count: int = 200
+    max_age_s: float = 30 * 86400.0
+    min_age_s: float = 3600.0
+    gc_every: int = 10
+
+
+DEFAULT_RETENTION = Retention()
+"""The retention a store applies unless told otherwise (Settings defaults)."""
+
+
+def retention_from_settings(settings: Any) -> Retention:
+    """The :class:`Retention` of ``settings`` (a ``core.settings.Settings``): its
+    ``checkpoint_keep_count``, ``checkpoint_keep_days`` (days) and
+    ``checkpoint_min_age_minutes`` (minutes), in the store's units (seconds)."""
+    return Retention(
+        keep_count=settings.checkpoint_keep_count,
+        max_age_s=settings.checkpoint_keep_days * 86400.0,
+        min_age_s=settings.checkpoint_min_age_minutes * 60.0,
+    )
 
 _Checkpoints = list[Checkpoint]
 _Paths = list[str]
@@ -83,26 +150,44 @@ _Paths = list[str]
 class CheckpointStore:
     """Checkpoints of one workspace (PRODUCT.md "Safety model": Checkpoints).
 
-    A snapshot covers tracked and untracked files and leaves out ignored ones; it is built
-    with a temporary index (``GIT_INDEX_FILE``), so the user's index, stash, ``HEAD`` and
-    branches are never touched. The commits live in a bare repository of the workspace's own
+    A snapshot covers tracked and untracked files (untracked ones within the size cap,
+    :attr:`Checkpoint.skipped` names the rest), the ignored files a destructive command
+    would remove (same cap), the user's index (staged content), refs and stash with its
+    reflog; it is built with a temporary index (``GIT_INDEX_FILE``) and only reads the
+    user's repository. The commits live in a bare repository of the workspace's own
     under ``data_dir`` (:attr:`location`), outside the workspace and with its own objects:
     nothing the agent does to the workspace's ``.git`` (``update-ref -d``, ``gc --prune``,
-    ``rm -rf .git``) reaches them, and the user's repository is never written to. All git
-    runs go through :mod:`harnesses.vcs` (no hooks, filters, fsmonitor, textconv...).
+    ``rm -rf .git``) reaches them. Only :meth:`restore` writes to the user's repository
+    (index, refs, stash). All git runs go through :mod:`harnesses.vcs` (no hooks, filters,
+    fsmonitor, textconv...). Retention (:class:`Retention`) runs after each new checkpoint.
     Checkpoints are read back from the store's refs, so they survive a restart. All methods
     run git off the event loop (``asyncio.to_thread``).
     """
 
-    def __init__(self, workspace: Path, *, data_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        data_dir: Path | None = None,
+        cap_bytes: int = DEFAULT_CAP_BYTES,
+        retention: Retention | None = DEFAULT_RETENTION,
+    ) -> None:
         """Args:
         workspace: the directory to snapshot.
         data_dir: where checkpoint stores live; defaults to the platform data dir
             (``<user data>/tandem/checkpoints``).
+        cap_bytes: cap on the untracked + ignored bytes one checkpoint copies (bytes;
+            ``Settings.checkpoint_cap_bytes``, 100 MiB by default).
+        retention: applied after each new checkpoint (``None``: keep everything; an
+            explicit :meth:`prune` still works).
 
         Raises:
-            ValueError: ``workspace`` is not a directory.
+            ValueError: ``workspace`` is not a directory, or ``cap_bytes`` is negative.
         """
+        if cap_bytes < 0:
+            raise ValueError("cap_bytes must not be negative")
+        self.cap_bytes = cap_bytes
+        self.retention = retention
         workspace = Path(workspace)
         if not workspace.is_dir():
             raise ValueError(f"workspace {str(workspace)!r} is not a directory")
@@ -118,16 +203,80 @@ class CheckpointStore:
 
     # -- public async API -----------------------------------------------------------------
 
-    async def create(self, label: str, *, turn: int | None = None) -> Checkpoint:
-        """Snapshot the working tree now.
+    async def create(
+        self,
+        label: str,
+        *,
+        turn: int | None = None,
+        removes: Sequence[str] = (),
+        removes_unknown: bool = False,
+        git_clean: Sequence[Sequence[str]] = (),
+    ) -> Checkpoint:
+        """Snapshot the working tree, index, refs and stash now.
+
+        Args:
+            label: shown in the checkpoint list.
+            turn: the agent turn it precedes.
+            removes: what a destructive command removes (``Decision.removes``: files or
+                folders, relative to the workspace or absolute); the ignored files among
+                them are held too (within the cap).
+            removes_unknown: what it removes is only known at run time
+                (``Decision.removes_unknown``): every ignored file of the workspace is held,
+                within the cap.
+            git_clean: the arguments after ``git clean`` of each clean about to run
+                (``Decision.git_clean``); the files ``git clean -n`` with the same
+                selecting options lists are held too (options not understood: ``-d -x``).
 
         Returns:
-            The new checkpoint (its parent is the previous checkpoint, or ``HEAD``).
+            The new checkpoint; :attr:`Checkpoint.skipped` says what the cap left out.
 
         Raises:
             CheckpointError: git failed.
         """
-        return await self._call(self._create, label, turn, "checkpoint", None)
+        return await self._call(
+            self._create_retained, label, turn, removes, removes_unknown, git_clean
+        )
+
+    async def recoverability(
+        self,
+        removes: Sequence[str] = (),
+        removes_unknown: bool = False,
+        git_clean: Sequence[Sequence[str]] = (),
+    ) -> Recoverability:
+        """What a checkpoint before a destructive command would make recoverable.
+
+        Args:
+            removes, removes_unknown, git_clean: as for :meth:`create`.
+
+        Returns:
+            The :class:`Recoverability` (its ``summary()`` is the approval prompt's line,
+            e.g. "2 ignored files, 1.3 GB, are over the cap and will not be recoverable").
+        """
+        return await self._call(self._recoverability, removes, removes_unknown, git_clean)
+
+    async def prune(
+        self,
+        *,
+        keep_count: int = 200,
+        max_age_s: float = 30 * 86400.0,
+        min_age_s: float = 3600.0,
+        now: float | None = None,
+    ) -> list[str]:
+        """Apply retention, then garbage-collect the store (unreferenced objects are pruned).
+
+        A checkpoint is deleted when it is older than ``max_age_s`` or not among the newest
+        ``keep_count``, except the latest, the latest ``pre-restore`` (needed for undo), and
+        any younger than ``min_age_s``.
+
+        Args:
+            keep_count: how many checkpoints to keep (at least 1).
+            max_age_s, min_age_s: ages in seconds.
+            now: the time, seconds since the epoch (default: now).
+
+        Returns:
+            The ids deleted, oldest first.
+        """
+        return await self._call(self._prune, keep_count, max_age_s, min_age_s, now)
 
     async def ensure(self, label: str, *, turn: int | None = None) -> Checkpoint:
         """The latest checkpoint if the working tree still equals it, else a new one."""
@@ -163,12 +312,17 @@ class CheckpointStore:
         return sorted(p for p in out.split("\0") if p)
 
     async def restore(self, checkpoint: str | Checkpoint) -> str:
-        """Make the working tree equal to ``checkpoint`` (ignored files and ``.git`` untouched).
+        """Make the working tree, index, refs and stash equal to ``checkpoint``.
 
-        A ``pre-restore`` checkpoint of the current state is taken first, so the restore can
-        be undone with :meth:`undo_restore`. Files created since the snapshot are removed,
-        modified and deleted ones are written back byte for byte (with their mode). An
-        ignored file at a path the snapshot needs is left alone (logged).
+        A ``pre-restore`` checkpoint of the current state is taken first (holding also the
+        ignored files at paths the snapshot needs), so the restore can be undone exactly
+        with :meth:`undo_restore`. Files created since the snapshot are removed, modified
+        and deleted ones are written back byte for byte (mode, symlinks), files that became
+        ignored since included; other ignored files are left alone. The user's index is
+        rewritten with ``read-tree``, refs with ``update-ref`` (refs created since are kept),
+        the stash and its reflog entry by entry; a removed ``.git`` is recreated (shallow at
+        the checkpoint's ref tips). An ignored file in the way that the pre-restore
+        checkpoint could not hold (over the cap) is left alone (logged).
 
         Returns:
             The id of the pre-restore checkpoint.
@@ -214,21 +368,33 @@ class CheckpointStore:
         turn: int | None,
         kind: str,
         restored_to: str | None,
-        tree: str | None = None,
+        removes: Sequence[str] = (),
+        removes_unknown: bool = False,
+        git_clean: Sequence[Sequence[str]] = (),
+        extra: Sequence[str] = (),
     ) -> Checkpoint:
         g = self._git
-        if tree is None:
-            tree = g.snapshot_tree()
+        g.refresh_repo()
+        targets = [*extra, *self._removal_targets(removes, removes_unknown, git_clean)]
+        tree, plan = g.snapshot_tree(targets, self.cap_bytes)
+        try:
+            index_tree, repo_meta, keep = capture_repo(g)
+        except GitError as exc:
+            # a damaged repository: still keep the working tree (better than nothing)
+            _log.warning("checkpoint: index/refs/stash not captured (%s)", exc.returncode)
+            index_tree, keep = None, []
+            repo_meta = {"incomplete": ["index", "refs", "stash"]}
         latest = self._latest()
-        parent = latest.commit if latest else None
-        base, base_listing = g.base_listing()
-        if parent:
+        previous = latest.commit if latest else None
+        base = g.user_repo.head_commit() if g.user_repo is not None else None
+        if previous:
             touched = g.run(
-                "diff-tree", "-r", "-z", "--no-renames", "--name-only", f"{parent}^{{tree}}", tree
+                "diff-tree", "-r", "-z", "--no-renames", "--name-only", f"{previous}^{{tree}}", tree
             )
             files = tuple(sorted(p for p in touched.split("\0") if p))
         else:
             # relative to the user's HEAD, by comparing (mode, blob id) per path
+            base, base_listing = g.base_listing()
             mine = g.tree_listing(tree)
             files = tuple(
                 sorted(
@@ -240,6 +406,21 @@ class CheckpointStore:
         created_ns = time.time_ns()
         now = created_ns / 1e9
         cid = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + "-" + uuid.uuid4().hex[:6]
+        parts: dict[str, str] = {"worktree": "tree"}
+        parents: list[str] = []
+        if index_tree is not None:
+            index_commit = g.run(
+                "commit-tree",
+                "--no-gpg-sign",
+                index_tree,
+                "-F",
+                "-",
+                stdin=b"tandem checkpoint index\n",
+                identity=True,
+            )
+            parents.append(index_commit)
+            parts.update({"index": "parent:1", "refs": "meta", "stash": "meta"})
+        extra_held = sorted({rel for rel, _ in plan.included} & set(targets))
         meta = {
             "schema": SCHEMA,
             "id": cid,
@@ -249,13 +430,18 @@ class CheckpointStore:
             "restored_to": restored_to,
             "files_touched": list(files),
             "base": base,
-            "parts": {"worktree": "tree"},
+            "parts": parts,
+            "previous": latest.id if latest else None,
+            "extra": extra_held,
+            "skipped": [[rel, size] for rel, size in plan.skipped],
+            **repo_meta,
         }
         message = f"{label}\n\n{_META_KEY}{json.dumps(meta, separators=(',', ':'))}\n"
         args = ["commit-tree", "--no-gpg-sign", tree, "-F", "-"]
-        if parent:
+        for parent in parents:
             args[3:3] = ["-p", parent]
         commit = g.run(*args, stdin=message.encode("utf-8"), identity=True)
+        parts_refs(g, cid, keep)
         ref = REF_PREFIX + cid
         g.run("update-ref", "-m", "tandem checkpoint", ref, commit, "")
         return Checkpoint(
@@ -269,14 +455,78 @@ class CheckpointStore:
             kind="pre-restore" if kind == "pre-restore" else "checkpoint",
             restored_to=restored_to,
             base=base,
+            skipped=plan.skipped,
+            parts=tuple(parts),
+        )
+
+    def _create_retained(
+        self,
+        label: str,
+        turn: int | None,
+        removes: Sequence[str],
+        removes_unknown: bool,
+        git_clean: Sequence[Sequence[str]],
+    ) -> Checkpoint:
+        made = self._create(label, turn, "checkpoint", None, removes, removes_unknown, git_clean)
+        self._retain()
+        return made
+
+    def _removal_targets(
+        self, removes: Sequence[str], removes_unknown: bool, git_clean: Sequence[Sequence[str]]
+    ) -> _Paths:
+        g = self._git
+        found = expand_targets(self.workspace, removes)
+        cleans: list[list[str]] = [clean_dry_run_args(list(args)) for args in git_clean]
+        if removes_unknown:
+            cleans.append(clean_dry_run_args(None))
+        for args in cleans:
+            if g.user_repo is None:
+                found.extend(expand_targets(self.workspace, ["."]))
+                break
+            out = run_git(
+                ["clean", *args],
+                cwd=self.workspace,
+                git_dir=g.user_repo.git_dir,
+                work_tree=self.workspace,
+            ).text
+            listed = parse_clean_output(out)
+            found.extend(expand_targets(self.workspace, [p.rstrip("/") for p in listed]))
+        return list(dict.fromkeys(found))
+
+    def _recoverability(
+        self, removes: Sequence[str], removes_unknown: bool, git_clean: Sequence[Sequence[str]]
+    ) -> Recoverability:
+        g = self._git
+        g.refresh_repo()
+        targets = self._removal_targets(removes, removes_unknown, git_clean)
+        untracked = g.untracked()
+        known = set(untracked) | g.user_tracked()
+        targets = [t for t in targets if t not in known or t in set(untracked)]
+        candidates = [*untracked, *(t for t in targets if t not in set(untracked))]
+        plan = plan_cap(self.workspace, candidates, self.cap_bytes)
+        wanted = set(targets)
+        ignored = set(targets) - set(untracked)
+        lost = tuple(item for item in plan.skipped if item[0] in wanted)
+        return Recoverability(
+            covered=tuple(item for item in plan.included if item[0] in wanted),
+            lost=lost,
+            ignored_lost=sum(1 for rel, _ in lost if rel in ignored),
         )
 
     def _ensure(self, label: str, turn: int | None) -> Checkpoint:
-        tree = self._git.snapshot_tree()
         latest = self._latest()
-        if latest is not None and self._git.rev(f"{latest.commit}^{{tree}}") == tree:
+        new = self._create(label, turn, "checkpoint", None)
+        if latest is not None and self._same(latest, new):
+            self._delete([new.id])
             return latest
-        return self._create(label, turn, "checkpoint", None, tree)
+        self._retain()
+        return new
+
+    def _same(self, a: Checkpoint, b: Checkpoint) -> bool:
+        g = self._git
+        if g.rev(f"{a.commit}^{{tree}}") != g.rev(f"{b.commit}^{{tree}}"):
+            return False
+        return _state_meta(g, a) == _state_meta(g, b) and a.skipped == b.skipped
 
     def _list(self) -> _Checkpoints:
         out = self._git.run(
@@ -308,7 +558,7 @@ class CheckpointStore:
 
     def _tree_of(self, checkpoint: str | Checkpoint | None) -> str:
         if checkpoint is None:
-            return self._git.snapshot_tree()
+            return self._git.snapshot_tree((), self.cap_bytes)[0]
         return f"{self._get(checkpoint).commit}^{{tree}}"
 
     def _diff(self, a: str | Checkpoint, b: str | Checkpoint | None, names: bool) -> str:
@@ -321,7 +571,24 @@ class CheckpointStore:
     def _restore(self, checkpoint: str | Checkpoint) -> str:
         target = self._get(checkpoint)
         g = self._git
-        pre = self._create(f"before restore to {target.id}", None, "pre-restore", target.id)
+        target_meta = self._meta(target)
+        needed = [
+            p
+            for p in g.tree_listing(f"{target.commit}^{{tree}}")
+            if os.path.lexists(self.workspace / p)
+        ]
+        undone: dict[str, Any] = {}
+        if target.kind == "pre-restore" and target.restored_to:
+            # undo: the ignored files the undone restore wrote go too (and come back on redo)
+            with contextlib.suppress(CheckpointError):
+                undone = self._meta(self._get(target.restored_to))
+                needed += [
+                    p for p in undone.get("extra") or [] if os.path.lexists(self.workspace / p)
+                ]
+        pre = self._create(
+            f"before restore to {target.id}", None, "pre-restore", target.id, extra=needed
+        )
+        unsafe = {rel for rel, _ in pre.skipped}
         raw = g.run(
             "diff-tree",
             "-r",
@@ -333,13 +600,24 @@ class CheckpointStore:
         removals, writes = _parse_raw(raw)
         for rel in removals:
             self._remove(rel)
-        safe_writes = [rel for rel, added in writes if self._may_write(rel, added)]
+        safe_writes = [rel for rel, _added in writes if self._may_write(rel, rel in unsafe)]
         if safe_writes:
             g.refresh_rules()  # no smudge filter, no EOL conversion: byte for byte
             with g.temp_index(seed=False) as index:
                 g.run("read-tree", f"{target.commit}^{{tree}}", index=index)
                 payload = "\0".join(safe_writes).encode("utf-8", "surrogateescape")
                 g.run("checkout-index", "-f", "-z", "--stdin", index=index, stdin=payload)
+        if "index" in target.parts:
+            index_tree = g.run("rev-parse", f"{target.commit}^1^{{tree}}")
+            write_back(
+                g,
+                {**target_meta, "_pre_restore_id": pre.id},
+                index_tree,
+                target.id,
+                dict(undone.get("refs") or {}),
+            )
+        elif target_meta.get("repo", "absent") is None:
+            write_back(g, target_meta, None, target.id)
         return pre.id
 
     def _undo_restore(self) -> str:
@@ -347,6 +625,79 @@ class CheckpointStore:
             if item.kind == "pre-restore":
                 return self._restore(item)
         raise CheckpointError("there is no restore to undo")
+
+    def _meta(self, checkpoint: Checkpoint) -> dict[str, Any]:
+        message = self._git.run("cat-file", "commit", checkpoint.commit).partition("\n\n")[2]
+        return _meta_of(message) or {}
+
+    def _delete(self, ids: Sequence[str]) -> None:
+        g = self._git
+        lines: list[str] = []
+        parts = g.run("for-each-ref", "--format=%(refname)", _PARTS_PREFIX)
+        doomed = set(ids)
+        for name in parts.splitlines():
+            if name[len(_PARTS_PREFIX) :].split("/", 1)[0] in doomed:
+                lines.append(f"delete {name}\n")
+        lines.extend(f"delete {REF_PREFIX}{cid}\n" for cid in ids)
+        if lines:
+            g.run("update-ref", "--stdin", stdin="".join(lines).encode())
+
+    def _prune(
+        self, keep_count: int, max_age_s: float, min_age_s: float, now: float | None
+    ) -> _Paths:
+        doomed = self._expired(Retention(keep_count, max_age_s, min_age_s), now)
+        self._delete(doomed)
+        self._gc()
+        return doomed
+
+    def _expired(self, retention: Retention, now: float | None) -> _Paths:
+        """Ids retention deletes now, oldest first (see :meth:`prune`)."""
+        if retention.keep_count < 1:
+            raise CheckpointError("keep_count must be at least 1")
+        now = time.time() if now is None else now
+        items = self._list()
+        if not items:
+            return []
+        protected = {items[-1].id}
+        pres = [c for c in items if c.kind == "pre-restore"]
+        if pres:
+            protected.add(pres[-1].id)
+            if pres[-1].restored_to:
+                protected.add(pres[-1].restored_to)  # redo after an undo
+        doomed: list[str] = []
+        for n, item in enumerate(reversed(items)):
+            age = now - item.created_at
+            if item.id in protected or age < retention.min_age_s:
+                continue
+            if n >= retention.keep_count or age > retention.max_age_s:
+                doomed.append(item.id)
+        doomed.reverse()
+        return doomed
+
+    def _retain(self) -> None:
+        """Automatic retention after a new checkpoint; gc once enough were deleted."""
+        if self.retention is None:
+            return
+        doomed = self._expired(self.retention, None)
+        if not doomed:
+            return
+        self._delete(doomed)
+        counter = self._git.git_dir / "tandem-gc-pending"
+        try:
+            pending = int(counter.read_text(encoding="ascii").strip() or 0)
+        except (OSError, ValueError):
+            pending = 0
+        pending += len(doomed)
+        if pending >= self.retention.gc_every:
+            self._gc()
+            pending = 0
+        counter.write_text(f"{pending}\n", encoding="ascii")
+
+    def _gc(self) -> None:
+        """Drop unreachable objects: repack what is reachable, prune the rest (door)."""
+        g = self._git
+        g.run("repack", "-a", "-d", "-q")
+        g.run("prune", "--expire=now")
 
     # -- file-level helpers ---------------------------------------------------------------
 
@@ -376,11 +727,11 @@ class CheckpointStore:
                 break
             parent = parent.parent
 
-    def _may_write(self, rel: str, added: bool) -> bool:
+    def _may_write(self, rel: str, unsafe: bool) -> bool:
         """Whether restore may (over)write ``rel``.
 
-        ``added`` means the current snapshot has no such path; a file there anyway is not
-        covered by the pre-restore checkpoint (it is ignored), so it is left alone.
+        ``unsafe`` means the pre-restore checkpoint could not hold the file there (over the
+        cap), so it is left alone.
         """
         path = self._inside(rel)
         if path is None:
@@ -389,24 +740,38 @@ class CheckpointStore:
         if path.is_dir() and not path.is_symlink():
             _log.warning("checkpoint restore: a directory is in the way of a snapshot file")
             return False
-        if added and os.path.lexists(path):
-            _log.warning("checkpoint restore: left an ignored file in place of a snapshot file")
+        if unsafe and os.path.lexists(path):
+            _log.warning("checkpoint restore: left a file over the cap in place of a snapshot file")
             return False
         return True
 
 
-def _parse(commit: str, ref: str, message: str) -> tuple[int, Checkpoint] | None:
-    label, _, rest = message.partition("\n")
-    meta: dict[str, object] | None = None
-    for line in rest.splitlines():
+def _meta_of(message: str) -> dict[str, Any] | None:
+    meta: Any = None
+    for line in message.splitlines():
         if line.startswith(_META_KEY):
             try:
                 meta = json.loads(line[len(_META_KEY) :])
             except ValueError:
                 meta = None
-    if not isinstance(meta, dict):
+    return meta if isinstance(meta, dict) else None
+
+
+def _state_meta(g: GitBackend, cp: Checkpoint) -> tuple[object, ...]:
+    """What besides the tree makes two checkpoints' states equal (index, refs, stash)."""
+    message = g.run("cat-file", "commit", cp.commit).partition("\n\n")[2]
+    meta = _meta_of(message) or {}
+    index = g.rev(f"{cp.commit}^1^{{tree}}") if "index" in cp.parts else None
+    keys = ("head", "refs", "stash_log", "index_unmerged", "extra")
+    return (index, *(json.dumps(meta.get(k), sort_keys=True) for k in keys))
+
+
+def _parse(commit: str, ref: str, message: str) -> tuple[int, Checkpoint] | None:
+    label, _, rest = message.partition("\n")
+    meta = _meta_of(rest)
+    if meta is None:
         return None
-    created_ns = int(meta.get("created_ns") or 0)  # type: ignore[call-overload]
+    created_ns = int(meta.get("created_ns") or 0)
     turn = meta.get("turn")
     kind: Literal["checkpoint", "pre-restore"] = (
         "pre-restore" if meta.get("kind") == "pre-restore" else "checkpoint"
@@ -414,6 +779,13 @@ def _parse(commit: str, ref: str, message: str) -> tuple[int, Checkpoint] | None
     restored = meta.get("restored_to")
     base = meta.get("base")
     files = meta.get("files_touched") or []
+    skipped_raw = meta.get("skipped") or []
+    skipped = tuple(
+        (str(item[0]), int(item[1]))
+        for item in skipped_raw
+        if isinstance(item, list) and len(item) == 2
+    )
+    parts = meta.get("parts") or {"worktree": "tree"}
     return created_ns, Checkpoint(
         id=ref.removeprefix(REF_PREFIX),
         ref=ref,
@@ -425,6 +797,8 @@ def _parse(commit: str, ref: str, message: str) -> tuple[int, Checkpoint] | None
         kind=kind,
         restored_to=restored if isinstance(restored, str) else None,
         base=base if isinstance(base, str) else None,
+        skipped=skipped,
+        parts=tuple(str(k) for k in parts) if isinstance(parts, dict) else ("worktree",),
     )
 
 

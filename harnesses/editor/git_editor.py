@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from core.tools.editor import ApplyPatchOperation, ApplyPatchResult
 
 from .confined import ConfinedEntry, ConfinedWorkspace
-from .confinement import ConfinementError
+from .confinement import ConfinementError, code_paths
 from .decisions import Plan, decide, describe
 from .hunks import HunkRelocationError, compute_hunks, relocate
 from .review import Proposal, ReviewQueue
@@ -61,6 +61,11 @@ class GitAwareEditor:
 
     Failures never raise: they come back as ``ApplyPatchResult(status="failed")`` with a
     message for the model, and the file is left untouched.
+
+    Paths where git finds code it runs outside the sandbox (a ``core.hooksPath`` folder such
+    as ``.githooks/`` or husky's ``.husky/``, a config file an ``include.path`` names, a
+    bare git dir) are refused in ``immediate`` mode with a reason naming the place, and go
+    to review like any patch in ``review`` mode (red-team report, hole 4).
     """
 
     def __init__(
@@ -135,6 +140,9 @@ class GitAwareEditor:
         except _Refused as exc:
             return ApplyPatchResult(status="failed", output=str(exc))
         if self._mode == "immediate":
+            refusal = await asyncio.to_thread(self._code_path_refusal, proposal)
+            if refusal is not None:
+                return ApplyPatchResult(status="failed", output=refusal)
             plan = Plan(desired=proposal.new_text, may_rediff=True)
             return await self._land(proposal, plan, summary=None)
         future = self.queue.submit(proposal)
@@ -148,6 +156,37 @@ class GitAwareEditor:
             return decided
         plan, summary = decided
         return await self._land(proposal, plan, summary=summary)
+
+    def _code_path_refusal(self, proposal: Proposal) -> str | None:
+        """Why an unreviewed (``immediate``) write must not land: the path or rename target
+        is where git finds code it runs outside the sandbox, a ``core.hooksPath`` folder
+        (``.githooks/``, husky's ``.husky/``), an included config file or a bare git dir
+        (:func:`~harnesses.editor.confinement.code_paths`); the shell's sandbox binds the
+        same places read-only. In ``review`` mode such a patch goes to the user like any
+        other (the user is the approval). Fails closed when the config cannot be read.
+
+        Returns:
+            The model-visible refusal, or ``None`` when the write may land.
+        """
+        try:
+            found = code_paths(self.workspace)
+            reasons = [
+                found.reason(self.workspace, p) for p in (proposal.path, proposal.move_to) if p
+            ]
+        except Exception as exc:  # unreadable config, or a race on the way: do not guess
+            _log.warning("cannot tell the repository's hooks folders", exc_info=True)
+            return (
+                f"Refused {proposal.path!r}: Tandem could not read the repository's git "
+                f"config to tell where git runs hooks from ({exc}). Nothing was written."
+            )
+        for reason in reasons:
+            if reason is not None:
+                return (
+                    f"{reason} The editor does not write there without review (auto and "
+                    "full access modes); ask the user to make this change, or to switch to "
+                    "ask mode so it can be reviewed. Nothing was written."
+                )
+        return None
 
     # -- proposal -------------------------------------------------------------------------
 

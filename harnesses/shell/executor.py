@@ -6,6 +6,7 @@ import asyncio
 import inspect
 import logging
 import shutil
+import threading
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,29 @@ _log = logging.getLogger("harnesses")
 DEFAULT_TIMEOUT_MS = 120_000
 #: Exit code reported for a command that could not be started or was refused.
 _NOT_RUN_EXIT_CODE = 127
+#: Dropped from a sandboxed command's environment: they name sockets outside the sandbox
+#: (session bus, ssh/gpg agents, X11/Wayland displays, the runtime dir that holds them all),
+#: which are masked anyway (``secret_paths.DEFAULT_SOCKET_PATHS``); an abstract X11 socket
+#: would stay reachable with the network on.
+SANDBOX_DROPPED_ENV = frozenset(
+    {
+        "DBUS_SESSION_BUS_ADDRESS",
+        "SSH_AUTH_SOCK",
+        "GPG_AGENT_INFO",
+        "DISPLAY",
+        "WAYLAND_DISPLAY",
+        "XDG_RUNTIME_DIR",
+    }
+)
+#: Appended to a sandboxed service's line: bwrap's pid 1 ends the PID namespace (killing every
+#: process in it) as soon as the shell exits, so the shell waits for its jobs, then for any
+#: other process left in the namespace (a daemon that forked away), polling once a second.
+_KEEP_SERVICE_ALIVE = (
+    "\nwait\n"
+    "while :; do __tandem_left=; for __tandem_p in /proc/[0-9]*; do "
+    '__tandem_p=${__tandem_p#/proc/}; [ "$__tandem_p" = 1 ] || [ "$__tandem_p" = "$$" ] || '
+    '{ __tandem_left=1; break; }; done; [ -n "$__tandem_left" ] || break; sleep 1; wait; done'
+)
 
 
 def _default_shell() -> str:
@@ -124,6 +148,10 @@ class SubprocessShellExecutor:
         self.services = services
         self.hidden_paths: list[Path] = list(hidden_paths)
         self.shown_paths: list[Path] = list(shown_paths)
+        #: Plans of sandboxed services still running: swept before each new command too, so
+        #: what a service planted meanwhile is undone before the next plan could trust it.
+        self._live: list[SandboxPlan] = []
+        self._sweep_lock = threading.Lock()
 
     async def __call__(self, request: ShellCommandRequest) -> ShellResult:
         """Run ``request.data.action`` and return one output entry per command run."""
@@ -157,6 +185,7 @@ class SubprocessShellExecutor:
             ``sandboxed``, ``sandbox_mode``, ``network``, ``pid``, ``duration_ms``,
             ``dropped_bytes`` and, when relevant, ``sandbox_unavailable``.
         """
+        early = await asyncio.to_thread(self._sweep_live)
         plan = await asyncio.to_thread(
             plan_sandbox,
             self.sandbox,
@@ -165,10 +194,18 @@ class SubprocessShellExecutor:
             hidden_extra=self.hidden_paths,
             hidden_shown=self.shown_paths,
         )
+        early += plan.disarmed
+        if early:
+            _log.warning("git paths planted before this command were disarmed: %s", early)
         limit = timeout_ms or self.default_timeout_ms
         outputs: list[ShellCommandOutput] = []
         for index, command in enumerate(commands):
             entry = await self._run_one(call_id, index, command, plan, limit)
+            if index == 0 and early:
+                entry.stderr = "".join(f"[sandbox: {t}]\n" for t in early) + entry.stderr
+                data = entry.provider_data if entry.provider_data is not None else {}
+                data["sandbox_repairs"] = [*early, *data.get("sandbox_repairs", [])]
+                entry.provider_data = data
             outputs.append(entry)
             if entry.outcome.type == "timeout":
                 break
@@ -188,6 +225,17 @@ class SubprocessShellExecutor:
             output=outputs, max_output_length=max_output_length, provider_data=provider_data
         )
 
+    def _sweep_live(self) -> list[str]:
+        """Sweep the plans of the sandboxed services still running (blocking; see ``_live``)."""
+        repairs: list[str] = []
+        with self._sweep_lock:
+            for plan in list(self._live):
+                try:
+                    repairs += plan.after_command()
+                except Exception:
+                    _log.exception("sandbox sweep of a running service failed")
+        return repairs
+
     async def _emit(self, event: ShellEvent) -> None:
         if self.listener is None:
             return
@@ -199,9 +247,17 @@ class SubprocessShellExecutor:
             _log.exception("shell listener failed on %s", event.type)
 
     def _env(self, plan: SandboxPlan) -> dict[str, str]:
+        return self.command_env(sandboxed=plan.sandboxed)
+
+    def command_env(self, *, sandboxed: bool) -> dict[str, str]:
+        """The environment a command gets (also what the policy judges it with,
+        ``Workspace.decide_commands``): :func:`build_env` over Tandem's environment, and in
+        the sandbox ``TMPDIR=/tmp`` without :data:`SANDBOX_DROPPED_ENV`."""
         env = build_env(full_environ(), allow_env=self.allow_env, extra=self.env)
-        if plan.sandboxed:
+        if sandboxed:
             env["TMPDIR"] = "/tmp"  # the only writable temp dir inside the sandbox
+            for name in SANDBOX_DROPPED_ENV:
+                env.pop(name, None)
         return env
 
     async def _run_one(
@@ -249,6 +305,8 @@ class SubprocessShellExecutor:
 
         if self.services is not None and starts_service(command):
             return await self._start_service(call_id, index, command, plan, notice, provider_data)
+        # disarms a planted commondir the moment it appears, not only after the command
+        watch = await asyncio.to_thread(plan.watch)
         try:
             done = await run_process(
                 [*plan.prefix, self.shell, "-c", command],
@@ -262,6 +320,7 @@ class SubprocessShellExecutor:
                 kill_grace_ms=self.kill_grace_ms,
             )
         except OSError as exc:
+            watch.stop()
             return ShellCommandOutput(
                 stderr=f"{notice}failed to start command: {exc}",
                 outcome=ShellCallOutcome(type="exit", exit_code=_NOT_RUN_EXIT_CODE),
@@ -270,9 +329,11 @@ class SubprocessShellExecutor:
             )
         except asyncio.CancelledError:
             # run_process killed the command's tree; what it planted is undone all the same
+            watch.stop()
             await _after_cancelled(plan)
             raise
-        repairs = await asyncio.to_thread(plan.after_command)
+        repairs = watch.stop()
+        repairs += await asyncio.to_thread(plan.after_command)
         if repairs:  # the command planted git redirections; they are undone, and said
             _log.warning("sandboxed command planted git paths: %s", "; ".join(repairs))
             notice += "".join(f"[sandbox: {text}]\n" for text in repairs)
@@ -316,12 +377,28 @@ class SubprocessShellExecutor:
     ) -> ShellCommandOutput:
         """Start ``command`` (it ends in ``&``) as a background service; see ``harnesses.spawn``."""
         assert self.services is not None
+        line = command + _KEEP_SERVICE_ALIVE if plan.sandboxed else command
+        watch = await asyncio.to_thread(plan.watch)
+        sweeps = plan.sandboxed and plan.mode == "workspace-write" and plan.git is not None
+        if sweeps:
+            self._live.append(plan)
+
+        def on_end() -> list[str]:
+            """After the service's whole tree is gone: disarm and sweep what it planted."""
+            repairs = watch.stop()
+            with self._sweep_lock:
+                if plan in self._live:
+                    self._live.remove(plan)
+                repairs += plan.after_command()
+            return repairs
+
         try:
             service = await self.services.start(
-                [*plan.prefix, self.shell, "-c", command],
+                [*plan.prefix, self.shell, "-c", line],
                 command=command,
                 cwd=self.workspace,
                 env=self._env(plan),
+                on_end=on_end if sweeps else None,
             )
         except OSError as exc:
             return ShellCommandOutput(

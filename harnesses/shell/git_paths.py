@@ -16,13 +16,15 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["GitProtection", "find_git_protection"]
+__all__ = ["GitProtection", "disarm_planted", "find_git_protection"]
 
 #: Entries of a git dir that decide what code git runs (created when missing, like git init).
 _CODE_DIRS = ("hooks", "info")
 #: Files that redirect or configure git when present.
 _CODE_FILES = ("config", "config.worktree", "commondir", "gitdir")
-_WORKTREE_CONFIG = re.compile(rb"^\s*worktreeconfig\s*=\s*(true|yes|on|1)?\s*$", re.I | re.M)
+_WORKTREE_CONFIG = re.compile(
+    rb"^\s*worktreeconfig\s*(?:=\s*(?:true|yes|on|1)\s*)?(?:[#;].*)?$", re.I | re.M
+)
 _GITMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
 _MAX_MODULE_DEPTH = 8
 
@@ -50,6 +52,9 @@ class GitProtection:
             folders, included config files), with their ``(st_dev, st_ino)``; one replaced
             during the command (its parent renamed away and a new one made) is disabled.
         tops: work-tree tops of the repositories found (for relative ``core.hooksPath``).
+        disarmed: messages for redirections git never writes itself that were found when
+            the protection was planned and renamed to ``<name>.disabled-by-tandem`` before
+            anything followed them (``disarm=True``; see :func:`disarm_planted`).
     """
 
     git_dirs: list[Path] = field(default_factory=list)
@@ -62,6 +67,7 @@ class GitProtection:
     identities: set[tuple[int, int]] = field(default_factory=set)
     watched: dict[Path, tuple[int, int] | None] = field(default_factory=dict)
     tops: list[Path] = field(default_factory=list)
+    disarmed: list[str] = field(default_factory=list)
 
     def sweep(self) -> list[str]:
         """Undo what a finished command planted: remove :attr:`absent` paths it created and put
@@ -154,10 +160,23 @@ def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+def _legit_commondir(gitdir: Path) -> bool:
+    """Whether ``gitdir/commondir`` is one git itself writes: only ``git worktree add`` does,
+    in ``<common>/worktrees/<name>/commondir``, pointing back at ``<common>`` (``../..``).
+    A ``commondir`` in a main ``.git``, a bare repository or a module's git dir is planted."""
+    if gitdir.parent.name != "worktrees" or os.path.islink(gitdir / "commondir"):
+        return False
+    target = _read_pointer(gitdir / "commondir", "")
+    if target is None:
+        return False
+    return os.path.realpath(target) == os.path.realpath(gitdir.parent.parent)
+
+
 class _Finder:
-    def __init__(self, workspace: Path, create_missing: bool) -> None:
+    def __init__(self, workspace: Path, create_missing: bool, disarm: bool = False) -> None:
         self.ws = workspace
         self.create = create_missing
+        self.disarm = disarm
         self.out = GitProtection()
         self._done: set[Path] = set()
 
@@ -185,6 +204,8 @@ class _Finder:
             return
         self._done.add(real)
         inside = _within(real, self.ws)
+        if inside and self.disarm:
+            self._disarm_planted(real)
         if inside:
             self.out.git_dirs.append(real)
             self.out.pins.append(real)
@@ -200,6 +221,22 @@ class _Finder:
             self.out.absent.append(real / "commondir")
         for sub in ("worktrees", "modules"):
             self._children(real / sub, depth)
+
+    def _disarm_planted(self, gitdir: Path) -> None:
+        """Rename what git never writes into ``gitdir`` (a planted ``commondir`` or an inert
+        ``config.worktree``) to ``<name>.disabled-by-tandem`` before anything follows it."""
+        from .git_watch import disarm_path
+
+        common = gitdir / "commondir"
+        if os.path.lexists(common) and not _legit_commondir(gitdir):
+            message = disarm_path(common)
+            if message:
+                self.out.disarmed.append(message)
+        worktree_config = gitdir / "config.worktree"
+        if os.path.lexists(worktree_config) and not self._worktree_config_on(gitdir):
+            message = disarm_path(worktree_config)
+            if message:
+                self.out.disarmed.append(message)
 
     def _entries(self, gitdir: Path) -> None:
         is_worktree_dir = (gitdir / "commondir").is_file()
@@ -284,7 +321,12 @@ def _looks_like_git_dir(folder: Path) -> bool:
 
 
 def find_git_protection(
-    workspace: Path, *, create_missing: bool = True, nested: bool = False, user_config: bool = True
+    workspace: Path,
+    *,
+    create_missing: bool = True,
+    nested: bool = False,
+    user_config: bool = True,
+    disarm: bool = False,
 ) -> GitProtection:
     """Find the git dirs a command in ``workspace`` could write and what to protect in them.
 
@@ -305,12 +347,17 @@ def find_git_protection(
             dirs a command creates, and (with ``user_config``) protect the ``core.hooksPath``
             folders and included config files that the user's global/system config or a
             repository's config points at inside the workspace.
+        disarm: before following or protecting a git dir inside the workspace, rename a
+            ``commondir`` git would never have written there and a ``config.worktree`` git
+            ignores (``extensions.worktreeConfig`` off) to ``<name>.disabled-by-tandem``
+            (listed in :attr:`GitProtection.disarmed`): a redirection planted by a process
+            no sweep saw (a background service, a crash) is not followed, let alone protected.
 
     Returns:
         The :class:`GitProtection` (empty when there is no repository).
     """
     ws = Path(os.path.realpath(workspace))
-    finder = _Finder(ws, create_missing)
+    finder = _Finder(ws, create_missing, disarm)
     if _looks_like_git_dir(ws):  # a bare repository opened as the workspace
         finder.git_dir(ws, 0)
     else:
@@ -335,6 +382,34 @@ def find_git_protection(
         _protect_config_targets(out, ws, create_missing)
     out.identities = {i for i in map(_identity, out.pins) if i is not None}
     return out
+
+
+def disarm_planted(workspace: Path | str) -> list[str]:
+    """The start-up sweep: neutralise git redirections planted while no sweep could run.
+
+    Git never writes a ``commondir`` into a main git dir (only ``git worktree add`` writes
+    one, in ``worktrees/<name>/``), nor uses a ``config.worktree`` while
+    ``extensions.worktreeConfig`` is off; one found there was planted (by a background
+    service whose sweep never ran, or a command running when Tandem crashed or its window was
+    closed) and would make the user's next ``git status`` run code from a config the agent
+    wrote. Each is renamed to ``<name>.disabled-by-tandem`` (kept for inspection, inert).
+
+    Reads files only and never runs git. Covers the repository the workspace belongs to
+    (its git dir, its linked worktrees' and its modules' git dirs inside the workspace).
+
+    Args:
+        workspace: the workspace folder.
+
+    Returns:
+        One message per file renamed (``"removed planted /w/.git/commondir (kept aside as
+        commondir.disabled-by-tandem)"``), empty when nothing was planted. Logged too.
+    """
+    import logging
+
+    found = find_git_protection(Path(workspace), create_missing=False, disarm=True)
+    for message in found.disarmed:
+        logging.getLogger("harnesses").warning("start-up sweep: %s", message)
+    return list(found.disarmed)
 
 
 def _protect_config_targets(out: GitProtection, ws: Path, create: bool) -> None:

@@ -16,7 +16,8 @@ import platformdirs
 from core.settings import APP_NAME
 
 from .git_paths import GitProtection, find_git_protection
-from .secret_paths import HiddenPath, HiddenPlan, needs_mask, plan_hidden
+from .git_watch import GitWatch
+from .secret_paths import HiddenPath, HiddenPlan, needs_mask, plan_hidden, plan_sockets
 
 __all__ = [
     "SandboxMode",
@@ -105,6 +106,7 @@ def bwrap_argv(
     hidden: Iterable[HiddenPath] = (),
     git: GitProtection | None = None,
     empty: Path | None = None,
+    sockets: Iterable[HiddenPath] = (),
 ) -> list[str]:
     """The ``bwrap`` prefix for ``mode`` (the command follows after ``--``).
 
@@ -114,7 +116,8 @@ def bwrap_argv(
     ``workspace-write`` mode each git dir of ``git`` bound onto itself (a mount point cannot be
     renamed or removed) with its ``config``/``hooks``/``info``... bound read-only on top; then
     each ``hidden`` path masked (a folder by an empty read-only tmpfs, a file by a read-only
-    bind of ``empty``); cwd = workspace, a new PID namespace (so every process of the command
+    bind of ``empty``), then each of ``sockets`` the same way (a socket file covered by an
+    empty file refuses ``connect()``); cwd = workspace, a new PID namespace (so every process of the command
     dies with it and ``/proc`` shows no Tandem process), ``--die-with-parent``, every
     capability dropped (``--cap-drop ALL``: as root the command could otherwise unmount the
     read-only binds), and ``--unshare-net`` unless ``network``.
@@ -135,7 +138,7 @@ def bwrap_argv(
             argv += ["--bind", str(pin), str(pin)]
         for path in git.read_only:
             argv += ["--ro-bind", str(path), str(path)]
-    for item in hidden:
+    for item in [*hidden, *sockets]:
         if not needs_mask(item, workspace):
             continue
         target = str(item.target)
@@ -166,6 +169,7 @@ class SandboxPlan:
         unavailable: why a requested sandbox could not be used (``None`` otherwise).
         hidden: the secret paths masked (see :mod:`harnesses.shell.secret_paths`).
         git: the protected git paths (``None`` when not sandboxed).
+        sockets: the socket paths masked (:func:`~harnesses.shell.secret_paths.plan_sockets`).
     """
 
     prefix: tuple[str, ...]
@@ -174,6 +178,20 @@ class SandboxPlan:
     unavailable: str | None = None
     hidden: HiddenPlan = field(default_factory=lambda: HiddenPlan(hidden=()))
     git: GitProtection | None = None
+    sockets: tuple[HiddenPath, ...] = ()
+
+    @property
+    def disarmed(self) -> list[str]:
+        """Planted redirections renamed aside while planning (``GitProtection.disarmed``)."""
+        return list(self.git.disarmed) if self.git is not None else []
+
+    def watch(self) -> GitWatch:
+        """A started :class:`~harnesses.shell.git_watch.GitWatch` over the paths that must stay
+        absent during the command (``commondir``...); stop it when the command has ended,
+        before :meth:`after_command`. A no-op watcher outside ``workspace-write``."""
+        if not self.sandboxed or self.git is None or self.mode != "workspace-write":
+            return GitWatch(())
+        return GitWatch(self.git.absent).start()
 
     def after_command(self) -> list[str]:
         """Repairs after a sandboxed command ended (see :meth:`GitProtection.sweep`)."""
@@ -215,15 +233,33 @@ def plan_sandbox(
     if reason is not None or bwrap is None:
         return SandboxPlan(prefix=(), mode=mode, sandboxed=False, unavailable=reason)
     hidden = plan_hidden(workspace, extra=hidden_extra, shown=hidden_shown)
+    covered = [h.target for h in hidden.hidden if h.kind == "dir"]
+    sockets = tuple(
+        s
+        for s in plan_sockets(workspace)
+        if s.target not in {h.target for h in hidden.hidden}
+        and not any(s.target != d and d in s.target.parents for d in covered)
+    )
     writable = mode == "workspace-write"
     # workspace-write: every git dir in the workspace (nested ones too) is protected, and the
-    # ones the command creates are neutralised after it (new_repos.py)
-    git = find_git_protection(workspace, create_missing=writable, nested=writable)
-    empty = empty_file() if any(h.kind == "file" for h in hidden.hidden) else None
+    # ones the command creates are neutralised after it (new_repos.py); a commondir git never
+    # writes itself (planted while no sweep ran) is disarmed before it could be followed
+    git = find_git_protection(workspace, create_missing=writable, nested=writable, disarm=True)
+    files = any(h.kind == "file" for h in [*hidden.hidden, *sockets])
+    empty = empty_file() if files else None
     prefix = bwrap_argv(
-        bwrap, mode, workspace, network=network, hidden=hidden.hidden, git=git, empty=empty
+        bwrap,
+        mode,
+        workspace,
+        network=network,
+        hidden=hidden.hidden,
+        git=git,
+        empty=empty,
+        sockets=sockets,
     )
-    return SandboxPlan(prefix=tuple(prefix), mode=mode, sandboxed=True, hidden=hidden, git=git)
+    return SandboxPlan(
+        prefix=tuple(prefix), mode=mode, sandboxed=True, hidden=hidden, git=git, sockets=sockets
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +273,7 @@ class SandboxSummary:
         hidden: hidden secret paths that exist now, for display (``~/.ssh``...).
         skipped: listed paths that are not hidden, with the reason (``"~/x: ..."``).
         protected: read-only git paths relative to the workspace (``.git/config``...).
+        sockets: socket paths masked (``/run/user``, ``/run/docker.sock``...).
     """
 
     mode: SandboxMode
@@ -245,6 +282,7 @@ class SandboxSummary:
     hidden: tuple[str, ...]
     skipped: tuple[str, ...]
     protected: tuple[str, ...]
+    sockets: tuple[str, ...] = ()
 
     def headline(self, limit: int = 4) -> str:
         """One line, e.g. ``sandbox: workspace-write, network off, hiding 7 secret paths
@@ -272,6 +310,8 @@ class SandboxSummary:
             lines += ["Hidden from commands:", *(f"  {p}" for p in self.hidden)]
         if self.protected:
             lines += ["Read-only git paths:", *(f"  {p}" for p in self.protected)]
+        if self.sockets:
+            lines += ["Sockets masked:", *(f"  {p}" for p in self.sockets)]
         if self.skipped:
             lines += ["Not hidden:", *(f"  {p}" for p in self.skipped)]
         return "\n".join(lines)
@@ -311,4 +351,5 @@ def describe_sandbox(
         hidden=tuple(hidden.display()),
         skipped=tuple(f"{display_path(p)}: {why}" for p, why in hidden.skipped),
         protected=tuple(protected),
+        sockets=tuple(str(s.path) for s in plan_sockets(ws)) if mode != "off" else (),
     )

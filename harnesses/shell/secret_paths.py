@@ -6,13 +6,26 @@ keep working, while the files that hold tokens are hidden. Two judgement calls, 
 with ``Settings.sandbox_shown_paths``: ``~/.npmrc`` and ``~/.yarnrc.yml`` are hidden because they
 often hold registry tokens (put registry *configuration* in the project's own ``.npmrc``, which
 stays visible); shell histories are hidden because typed ``export TOKEN=...`` lines end up
-there. Browser profiles (cookies, saved passwords) are hidden too.
+there. Browser profiles (cookies, saved passwords) are hidden too. Shell start-up files
+(``~/.bashrc``, ``~/.profile``, ``~/.zshrc``...) are hidden because ``export TOKEN=...`` lines
+live there too; ``bash -c`` does not read them, so commands behave the same (an interactive
+shell started by a command just starts without the user's customisations).
+
+Sockets: a read-only bind does not stop ``connect()`` on a Unix socket, so the sandbox also
+masks the sockets through which a command could act outside it (:data:`DEFAULT_SOCKET_PATHS`:
+the session bus and agents under ``$XDG_RUNTIME_DIR``/``/run/user``, the system bus, the
+Docker/Podman/containerd/libvirt/LXD daemons, systemd's private socket, ``/run/*.sock``).
+``/run/systemd/resolve`` (where ``/etc/resolv.conf`` often points) stays visible. Abstract
+sockets are only cut off when the network is (``--unshare-net``); other pathname sockets
+outside the workspace (a local database's, say) stay reachable unless the user adds them to
+``Settings.sandbox_hidden_paths``.
 """
 
 from __future__ import annotations
 
+import glob
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -23,12 +36,14 @@ from core.settings import APP_NAME, data_dir, settings_dir
 
 __all__ = [
     "DEFAULT_HOME_SECRETS",
+    "DEFAULT_SOCKET_PATHS",
     "HiddenPath",
     "HiddenPlan",
     "default_hidden_paths",
     "display_path",
     "needs_mask",
     "plan_hidden",
+    "plan_sockets",
     "tandem_private_dirs",
 ]
 
@@ -45,11 +60,16 @@ DEFAULT_HOME_SECRETS: tuple[str, ...] = (
     ".docker/config.json",
     ".config/doctl",
     ".config/hcloud",
+    ".config/containers/auth.json",
     ".s3cfg",
     ".boto",
     ".databrickscfg",
     ".vault-token",
     ".terraform.d/credentials.tfrc.json",
+    ".terraformrc",
+    ".config/sops/age",
+    ".config/op",
+    ".kaggle/kaggle.json",
     ".config/rclone/rclone.conf",
     # git hosting and forges
     ".netrc",
@@ -66,8 +86,17 @@ DEFAULT_HOME_SECRETS: tuple[str, ...] = (
     ".cargo/credentials.toml",
     ".gem/credentials",
     ".m2/settings-security.xml",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+    # databases
+    ".pgpass",
+    ".my.cnf",
     # AI tools
     ".codex/auth.json",
+    ".claude/.credentials.json",
+    ".claude.json",
+    ".gemini",
+    ".config/github-copilot",
     ".cache/huggingface/token",
     ".huggingface/token",
     # password stores, keyrings, browser profiles
@@ -82,7 +111,49 @@ DEFAULT_HOME_SECRETS: tuple[str, ...] = (
     ".bash_history",
     ".zsh_history",
     ".python_history",
+    ".local/share/fish/fish_history",
+    ".psql_history",
+    ".mysql_history",
+    # shell start-up files (``export TOKEN=...``)
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".config/fish/fish_variables",
 )
+
+#: Unix sockets (and folders of them) outside the home masked in every sandboxed mode:
+#: connecting to one of them acts outside the sandbox (``systemd-run --user`` over the session
+#: bus, a container as root over ``docker.sock``, the ssh/gpg agents). Globs are expanded
+#: (one level); only existing paths are masked. ``$XDG_RUNTIME_DIR`` is added at plan time.
+DEFAULT_SOCKET_PATHS: tuple[str, ...] = (
+    "/run/user",
+    "/run/dbus",
+    "/var/run/dbus",
+    "/run/docker",
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd",
+    "/run/podman",
+    "/run/crio",
+    "/run/libvirt",
+    "/run/lxd",
+    "/run/incus",
+    "/var/lib/lxd/unix.socket",
+    "/var/snap/lxd/common/lxd",
+    "/run/snapd.socket",
+    "/run/snapd-snap.socket",
+    "/run/systemd/private",
+    "/run/systemd/userdb",
+    "/run/*.sock",
+    "/run/*.socket",
+)
+#: Never masked (name resolution: ``/etc/resolv.conf`` often links into it).
+_SOCKET_KEEP = (Path("/run/systemd/resolve"),)
 
 _TMP = Path("/tmp")
 
@@ -213,6 +284,56 @@ def plan_hidden(
         kind: Literal["dir", "file"] = "dir" if target.is_dir() else "file"
         out.append(HiddenPath(path=path, target=target, kind=kind))
     return HiddenPlan(hidden=tuple(out), skipped=tuple(skipped))
+
+
+def plan_sockets(
+    workspace: Path | None = None,
+    *,
+    patterns: Iterable[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[HiddenPath, ...]:
+    """The socket paths to mask for a command in ``workspace`` (see :data:`DEFAULT_SOCKET_PATHS`).
+
+    Args:
+        workspace: the resolved workspace; a path containing it is left out (one inside it,
+            e.g. a ``$XDG_RUNTIME_DIR`` there, is masked).
+        patterns: absolute paths or one-level globs (default :data:`DEFAULT_SOCKET_PATHS`).
+        environ: where ``XDG_RUNTIME_DIR`` is read (default ``os.environ``); an absolute
+            value other than ``/`` is masked too.
+
+    Returns:
+        Existing paths only, without duplicates and without a path inside another one listed
+        (masking the outer one already hides it). ``kind`` is ``"dir"`` for folders and
+        ``"file"`` for sockets and other files. File reads only.
+    """
+    env = os.environ if environ is None else environ
+    listed = list(DEFAULT_SOCKET_PATHS if patterns is None else patterns)
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    if runtime.startswith("/") and os.path.normpath(runtime) != "/":
+        listed.append(runtime)
+    ws = Path(os.path.realpath(workspace)) if workspace is not None else None
+    keep = [Path(os.path.realpath(k)) for k in _SOCKET_KEEP]
+    candidates: list[HiddenPath] = []
+    seen: set[Path] = set()
+    for pattern in listed:
+        for text in sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]:
+            path = Path(os.path.normpath(text))
+            if not os.path.lexists(path):
+                continue
+            target = Path(os.path.realpath(path))
+            if target == Path("/") or target in seen:
+                continue
+            if ws is not None and (_within(ws, target) or _within(ws, path)):
+                continue
+            if any(_within(k, target) or _within(target, k) for k in keep):
+                continue
+            seen.add(target)
+            kind: Literal["dir", "file"] = "dir" if target.is_dir() else "file"
+            candidates.append(HiddenPath(path=path, target=target, kind=kind))
+    dirs = [c.target for c in candidates if c.kind == "dir"]
+    return tuple(
+        c for c in candidates if not any(d != c.target and _within(c.target, d) for d in dirs)
+    )
 
 
 def needs_mask(hidden: HiddenPath, workspace: Path) -> bool:

@@ -8,17 +8,31 @@ processes reparented to it; ``services`` keeps the background services the agent
 from __future__ import annotations
 
 from .services import Service, ServiceRegistry, starts_service
-from .spawner import SUPERVISOR, SpawnMode, finish, kill_now, spawn, supervised_argv, terminate
+from .spawner import (
+    ISOLATION_ENV,
+    SUPERVISOR,
+    SpawnMode,
+    can_isolate,
+    finish,
+    isolation_wanted,
+    kill_now,
+    spawn,
+    supervised_argv,
+    terminate,
+)
 from .strays import MARKER_ENV, become_subreaper, kill_strays, set_undumpable
 
 __all__ = [
+    "ISOLATION_ENV",
     "MARKER_ENV",
     "SUPERVISOR",
     "Service",
     "ServiceRegistry",
     "SpawnMode",
     "become_subreaper",
+    "can_isolate",
     "finish",
+    "isolation_wanted",
     "kill_now",
     "kill_strays",
     "set_undumpable",

@@ -5,12 +5,20 @@ A command line whose last top-level operator is ``&`` (``npm run dev &``,
 service. It runs under a supervisor in ``service`` mode (see ``supervisor.py``): the supervisor
 stays while any descendant lives, dies with Tandem (``PR_SET_PDEATHSIG``), and is listed in
 :class:`ServiceRegistry` (window: ``desktop/views/services_view.py``; ``tandem run`` prints it).
+
+A service may carry an ``on_end`` hook (the sandbox's git sweep, ``SandboxPlan.after_command``):
+it runs once, after the service's whole process tree is gone, whether the service exited on its
+own, was killed from the window, or was killed by :meth:`ServiceRegistry.kill_all` at Tandem's
+exit (there synchronously, before ``kill_all`` returns).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import os
+import select
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +32,8 @@ __all__ = ["SERVICE_TAIL_BYTES", "Service", "ServiceRegistry", "starts_service"]
 
 #: Bytes of each service's output kept (the tail).
 SERVICE_TAIL_BYTES = 64 * 1024
+
+_log = logging.getLogger("harnesses")
 
 
 def starts_service(command: str) -> bool:
@@ -57,6 +67,8 @@ class Service:
         started_at: ``time.time()`` at start, in seconds.
         exit_code: ``None`` while running; else the exit status (128 + signal when killed).
         killed: Tandem (the user, or Tandem's exit) stopped it.
+        repairs: what its ``on_end`` hook repaired once it ended (``"removed planted
+            .../commondir"``...); also appended to its output as ``[sandbox: ...]`` lines.
     """
 
     number: int
@@ -65,8 +77,11 @@ class Service:
     started_at: float
     exit_code: int | None = None
     killed: bool = False
+    repairs: list[str] = field(default_factory=list)
     _tail: bytearray = field(default_factory=bytearray, repr=False)
     _done: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    _on_end: Callable[[], list[str]] | None = field(default=None, repr=False)
+    _ended: asyncio.Future[None] | None = field(default=None, repr=False)
 
     @property
     def running(self) -> bool:
@@ -76,6 +91,23 @@ class Service:
     def output(self) -> str:
         """The kept tail of its stdout and stderr (interleaved as read), decoded."""
         return self._tail.decode("utf-8", "replace")
+
+    def _run_on_end(self) -> None:
+        """Run the ``on_end`` hook once (any thread); record and log its repairs."""
+        hook, self._on_end = self._on_end, None
+        if hook is None:
+            return
+        try:
+            repairs = list(hook())
+        except Exception:
+            _log.exception("the end hook of background service #%d failed", self.number)
+            return
+        if repairs:
+            _log.warning(
+                "background service #%d planted git paths: %s", self.number, "; ".join(repairs)
+            )
+            self.repairs += repairs
+            self._feed("".join(f"[sandbox: {text}]\n" for text in repairs).encode())
 
     def _feed(self, data: bytes) -> None:
         self._tail += data
@@ -136,6 +168,7 @@ class ServiceRegistry:
         cwd: Path | str,
         env: Mapping[str, str],
         wait_s: float = 1.0,
+        on_end: Callable[[], list[str]] | None = None,
     ) -> Service:
         """Start ``argv`` as a service and wait up to ``wait_s`` seconds for it to settle.
 
@@ -144,6 +177,9 @@ class ServiceRegistry:
             command: the command line, for the list.
             cwd / env: working directory and complete environment.
             wait_s: bounded wait, in seconds, before returning (earlier if it exits).
+            on_end: called once (in a worker thread, or synchronously in :meth:`kill_all`)
+                after the service and every process it started are gone; returns repair
+                messages, kept in :attr:`Service.repairs`. Also called when the start fails.
 
         Returns:
             The :class:`Service` (its ``exit_code`` is set when it already ended).
@@ -162,14 +198,20 @@ class ServiceRegistry:
             if holder:
                 loop.call_soon(self._exited, holder[0])
 
-        transport, _ = await spawn(
-            argv,
-            cwd=cwd,
-            env=env,
-            mode="service",
-            protocol_factory=lambda: _ServiceProtocol(on_data, on_exit),
-        )
+        try:
+            transport, _ = await spawn(
+                argv,
+                cwd=cwd,
+                env=env,
+                mode="service",
+                protocol_factory=lambda: _ServiceProtocol(on_data, on_exit),
+            )
+        except BaseException:
+            if on_end is not None:
+                await asyncio.to_thread(on_end)
+            raise
         service = Service(len(self._services) + 1, transport.get_pid(), command, time.time())
+        service._on_end = on_end
         holder.append(service)
         self._services.append(service)
         self._transports[service.pid] = transport
@@ -189,6 +231,10 @@ class ServiceRegistry:
         finish(service.pid)
         if transport is not None:
             transport.close()
+        if service._on_end is not None:  # the sweep runs off the event loop's thread
+            ended = asyncio.get_running_loop().run_in_executor(None, service._run_on_end)
+            service._ended = ended
+            ended.add_done_callback(lambda _f: self._notify(service) if service.repairs else None)
         service._done.set()
         self._notify(service)
 
@@ -201,18 +247,52 @@ class ServiceRegistry:
         kill_now(service.pid)
         return True
 
-    def kill_all(self) -> list[Service]:
-        """Kill every running service (on Tandem's exit). Returns those that were running."""
+    def kill_all(self, timeout_s: float = 2.0) -> list[Service]:
+        """Kill every running service (on Tandem's exit). Returns those that were running.
+
+        Then, for each killed service with an ``on_end`` hook, waits (bounded by ``timeout_s``
+        seconds in all, on a pidfd: no polling) until its supervisor has exited, which it does
+        only once its whole tree is gone, and runs the hook before returning, so the sweep
+        happens even when the event loop stops right after.
+        """
         running = self.running()
         for service in running:
             self.kill(service.number)
+        deadline = time.monotonic() + timeout_s
+        for service in running:
+            if service._on_end is None:
+                continue
+            if _wait_exit(service.pid, max(0.0, deadline - time.monotonic())):
+                service._run_on_end()
+            else:
+                _log.warning("background service #%d did not end; no sweep", service.number)
         return running
 
     async def wait_all(self, timeout_s: float = 2.0) -> bool:
-        """Wait (bounded) until no service runs; returns whether none does."""
-        pending = [s._done.wait() for s in self.running()]
-        if not pending:
-            return True
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.gather(*pending), timeout_s)
+        """Wait (bounded, ``timeout_s`` seconds) until no service runs and every end hook has
+        finished; returns whether none runs."""
+        pending = [asyncio.ensure_future(s._done.wait()) for s in self.running()]
+        if pending:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*pending), timeout_s)
+        hooks = [s._ended for s in self._services if s._ended is not None and not s._ended.done()]
+        if hooks:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*hooks, return_exceptions=True), timeout_s)
         return not self.running()
+
+
+def _wait_exit(pid: int, timeout_s: float) -> bool:
+    """Whether process ``pid`` (a child of this process) exits within ``timeout_s`` seconds
+    (a zombie counts as exited); waits on a pidfd."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout_s)
+        return bool(ready)
+    finally:
+        os.close(fd)

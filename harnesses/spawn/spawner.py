@@ -3,7 +3,12 @@
 Every process Tandem starts for the agent (shell commands, sandboxed or not; background
 services; the Codex CLI) is started by :func:`spawn`, which runs it under
 ``supervisor.py`` (see that module): the child and everything it forks, ``setsid`` included,
-is killed when the child exits, when Tandem asks, or when Tandem dies.
+is killed when the child exits, when Tandem asks, or when Tandem dies. Where Tandem may create
+namespaces (root, or ``CAP_SYS_ADMIN``: :func:`can_isolate`), the child also runs in a PID and
+mount namespace of its own with a fresh ``/proc``: the kernel kills the whole namespace with
+it, and no process outside it (Tandem, and whatever launched Tandem) is visible. Setting
+``TANDEM_PID_NAMESPACE=off`` in Tandem's environment turns that off (commands then see the
+host's processes again, and ancestors' environments with them).
 """
 
 from __future__ import annotations
@@ -27,9 +32,12 @@ from .strays import (
 )
 
 __all__ = [
+    "ISOLATION_ENV",
     "SUPERVISOR",
     "SpawnMode",
+    "can_isolate",
     "finish",
+    "isolation_wanted",
     "kill_now",
     "spawn",
     "supervised_argv",
@@ -43,8 +51,45 @@ SUPERVISOR = Path(__file__).with_name("supervisor.py")
 SpawnMode = Literal["command", "service"]
 
 
+#: ``off`` in Tandem's environment: no PID/mount namespace for any supervised program.
+ISOLATION_ENV = "TANDEM_PID_NAMESPACE"
+#: ``CAP_SYS_ADMIN``'s bit in ``/proc/self/status``'s ``CapEff`` mask.
+_CAP_SYS_ADMIN = 21
+
+
+def can_isolate() -> bool:
+    """Whether supervisors started by this process can (most likely) put their program in a
+    PID and mount namespace: effective uid 0, or ``CAP_SYS_ADMIN`` in the effective set
+    (whatever :func:`isolation_wanted` says).
+
+    A heuristic (a seccomp or LSM profile can still refuse ``unshare``; the supervisor then
+    falls back to the subreaper design). Reads ``/proc/self/status``; ``False`` off Linux.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    if os.geteuid() == 0:
+        return True
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split()[1], 16) >> _CAP_SYS_ADMIN & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
+def isolation_wanted() -> bool:
+    """``False`` when Tandem's environment says ``TANDEM_PID_NAMESPACE=off``, else ``True``."""
+    return os.environ.get(ISOLATION_ENV, "").strip().lower() != "off"
+
+
 def supervised_argv(
-    argv: Sequence[str], *, mode: SpawnMode = "command", grace_ms: int = 500
+    argv: Sequence[str],
+    *,
+    mode: SpawnMode = "command",
+    grace_ms: int = 500,
+    isolate: bool | None = None,
 ) -> list[str]:
     """The command line that runs ``argv`` under a supervisor whose parent is this process.
 
@@ -52,9 +97,13 @@ def supervised_argv(
         argv: program and arguments; the program is looked up on ``PATH`` by the supervisor.
         mode: ``"command"`` or ``"service"`` (see ``supervisor.py``).
         grace_ms: milliseconds between SIGTERM and SIGKILL when the supervisor is terminated.
+        isolate: a PID and mount namespace with a fresh ``/proc`` when the supervisor can
+            create one (``MODE:auto``); ``False`` never (``MODE:off``); ``None``: as
+            :func:`isolation_wanted` says.
 
     Returns:
-        ``[sys.executable, "-S", "-I", SUPERVISOR, <pid>, <grace_ms>, <mode>, "--", *argv]``.
+        ``[sys.executable, "-S", "-I", SUPERVISOR, <pid>, <grace_ms>, <mode>:<auto|off>, "--",
+        *argv]``.
     """
     return [
         sys.executable,
@@ -63,7 +112,7 @@ def supervised_argv(
         str(SUPERVISOR),
         str(os.getpid()),
         str(max(0, int(grace_ms))),
-        mode,
+        f"{mode}:{'auto' if (isolation_wanted() if isolate is None else isolate) else 'off'}",
         "--",
         *argv,
     ]
@@ -90,6 +139,7 @@ async def spawn(
     protocol_factory: Callable[[], asyncio.SubprocessProtocol],
     mode: SpawnMode = "command",
     grace_ms: int = 500,
+    isolate: bool | None = None,
     stdin: Any = asyncio.subprocess.DEVNULL,
     stdout: Any = asyncio.subprocess.PIPE,
     stderr: Any = asyncio.subprocess.PIPE,
@@ -107,6 +157,9 @@ async def spawn(
             scrubs secrets; nothing of ``os.environ`` is added).
         protocol_factory: as for ``loop.subprocess_exec``.
         mode: ``"command"`` or ``"service"``; grace_ms: SIGTERM-to-SIGKILL grace.
+        isolate: run the program in a PID and mount namespace of its own when possible (see
+            ``supervisor.py``; its processes then see only each other in ``/proc``);
+            ``None`` (the default): unless ``TANDEM_PID_NAMESPACE=off``.
         stdin / stdout / stderr: as for ``loop.subprocess_exec``.
 
     Returns:
@@ -122,7 +175,7 @@ async def spawn(
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.subprocess_exec(
         protocol_factory,
-        *supervised_argv(argv, mode=mode, grace_ms=grace_ms),
+        *supervised_argv(argv, mode=mode, grace_ms=grace_ms, isolate=isolate),
         cwd=cwd,
         env={**env, MARKER_ENV: str(os.getpid())},
         stdin=stdin,

@@ -4,9 +4,14 @@ A command can SIGKILL its own supervisor (``kill -9 $PPID``); its descendants ar
 reparented to the nearest subreaper, which is Tandem once :func:`become_subreaper` ran. They
 are recognised as agent processes (and not as Tandem's own children such as Playwright's driver
 or git) by the marker variable :data:`MARKER_ENV` in their exec-time environment, or by a
-session id that a supervisor created. Known limit: a process that re-executes itself with an
-empty environment *and* calls ``setsid`` after killing its supervisor is not recognised; it is
-still killed by Tandem's exit only if it is in a supervisor's group.
+session id that a supervisor created.
+
+This sweep matters only when the supervisor could not create a PID namespace (an unprivileged
+user: see ``supervisor.py``). In a namespace, ``kill -9 $PPID`` reaches the namespace's init,
+which the kernel protects, the supervisor is not visible, and every process of the command
+dies with the namespace. Known limit without a namespace: a process that re-executes itself
+with an empty environment (``env -i``) *and* calls ``setsid`` after killing its supervisor is
+not recognised; it is still killed by Tandem's exit only if it is in a supervisor's group.
 """
 
 from __future__ import annotations

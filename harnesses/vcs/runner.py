@@ -50,18 +50,26 @@ ALLOWED_COMMANDS = frozenset(
         "add",
         "cat-file",
         "checkout-index",
+        "clean",  # dry runs only (checkpoints: what a ``git clean`` would remove)
         "commit-tree",
         "config",
         "diff",
         "diff-tree",
         "for-each-ref",
+        "hash-object",
+        "index-pack",
         "init",
         "ls-files",
         "ls-tree",
+        "pack-objects",
+        "prune",
         "read-tree",
+        "repack",
         "rev-parse",
         "rm",
         "symbolic-ref",
+        "unpack-objects",
+        "update-index",
         "update-ref",
         "write-tree",
     }
@@ -306,6 +314,9 @@ def run_git(
     """
     if not args or args[0] not in ALLOWED_COMMANDS:
         raise ValueError(f"the git door does not run {args[:1]!r}")
+    options = list(args[: list(args).index("--")] if "--" in args else args)
+    if args[0] == "clean" and "-n" not in options and "--dry-run" not in options:
+        raise ValueError("the git door runs `git clean` only as a dry run (-n)")
 
     def environment(overrides: Sequence[tuple[str, str]]) -> dict[str, str]:
         return door_environment(

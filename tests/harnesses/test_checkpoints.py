@@ -273,7 +273,9 @@ async def test_file_replaced_by_directory_and_back(tmp_path: Path) -> None:
     assert (ws / "thing" / "inner.txt").read_text() == "inner\n"
 
 
-async def test_restore_leaves_ignored_files_and_their_directories(tmp_path: Path) -> None:
+async def test_restore_leaves_ignored_files_but_restores_newly_ignored_paths(
+    tmp_path: Path,
+) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / ".gitignore").write_text("*.log\n")
@@ -294,7 +296,12 @@ async def test_restore_leaves_ignored_files_and_their_directories(tmp_path: Path
     assert not (ws / "mixed" / "new.py").exists()
     assert (ws / "mixed" / "trace.log").read_text() == "ignored\n"
     assert (ws / ".gitignore").read_text() == "*.log\n"
-    assert (ws / "out.txt").read_text() == "ignored replacement\n"  # never clobbered
+    # issue 12: a path that became ignored since is restored too (the pre-restore
+    # checkpoint holds the ignored file that was in the way, so undo brings it back)
+    assert (ws / "out.txt").read_text() == "snapshot version\n"
+    await store.undo_restore()
+    assert (ws / "out.txt").read_text() == "ignored replacement\n"
+    assert (ws / "mixed" / "trace.log").read_text() == "ignored\n"
 
 
 async def test_same_size_edits_within_a_second_are_seen(tmp_path: Path) -> None:
@@ -401,3 +408,151 @@ async def test_user_info_exclude_is_honoured(tmp_path: Path) -> None:
     store = CheckpointStore(ws)
     cp = await store.create("one")
     assert cp.files_touched == ("kept.txt",) and cp.base is None
+
+
+# -- issue 12: size cap, git clean dry runs, parts ------------------------------------------
+
+
+def test_the_door_runs_git_clean_only_as_a_dry_run(tmp_path: Path) -> None:
+    from harnesses.vcs import run_git
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git.Repo.init(ws).close()
+    (ws / "junk.txt").write_text("x\n")
+    for args in (["clean", "-f"], ["clean", "-fdx"], ["clean", "-f", "--", "-n"]):
+        with pytest.raises(ValueError, match="dry run"):
+            run_git(args, cwd=ws)
+    out = run_git(["clean", "-n", "-d"], cwd=ws).text
+    assert out == "Would remove junk.txt\n" and (ws / "junk.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        pytest.param(["-fdx"], ["-n", "-d", "-x", "--"], id="combined-letters"),
+        pytest.param(["-f", "-X", "--", "build"], ["-n", "-X", "--", "build"], id="X-with-path"),
+        pytest.param(
+            ["-f", "-e", "*.keep", "src"], ["-n", "-e", "*.keep", "--", "src"], id="exclude"
+        ),
+        pytest.param(["-f", "--interactive"], ["-n", "-d", "-x"], id="unknown-option-widest"),
+        pytest.param(None, ["-n", "-d", "-x"], id="not-analysed-widest"),
+    ],
+)
+def test_clean_dry_run_arguments(args: list[str] | None, expected: list[str]) -> None:
+    from harnesses.checkpoints._cap import clean_dry_run_args
+
+    assert clean_dry_run_args(args) == expected
+
+
+def test_clean_output_and_sizes_are_parsed() -> None:
+    from harnesses.checkpoints import human_bytes
+    from harnesses.checkpoints._cap import exclude_pattern, parse_clean_output
+
+    out = 'Would remove .env\nWould remove build/\nWould remove "caf\\303\\251 \\"q\\".txt"\n'
+    assert parse_clean_output(out) == [".env", "build/", 'café "q".txt']
+    assert exclude_pattern("a[1]*?.bin") == "/a\\[1]\\*\\?.bin"
+    assert exclude_pattern("line\nbreak") is None
+    assert [human_bytes(n) for n in (12, 1300, 419430400, 1_300_000_000)] == [
+        "12 bytes",
+        "1.3 kB",
+        "419 MB",
+        "1.3 GB",
+    ]
+
+
+async def test_cap_skips_exactly_the_big_file_even_with_glob_characters(tmp_path: Path) -> None:
+    ws = tmp_path / "plain"
+    ws.mkdir()
+    (ws / "big[1]*.bin").write_bytes(b"x" * 5000)
+    (ws / "big1x.bin").write_bytes(b"y" * 10)
+    (ws / "small.txt").write_text("s\n")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", cap_bytes=1000)
+    cp = await store.create("capped")
+    assert cp.skipped == (("big[1]*.bin", 5000),)
+    assert cp.parts == ("worktree",)  # no repository: no index, refs or stash
+    names = _store_git(store, "ls-tree", "-r", "--name-only", cp.commit).splitlines()
+    assert sorted(names) == ["big1x.bin", "small.txt"]
+    (ws / "small.txt").write_text("changed\n")
+    await store.restore(cp.id)
+    assert (ws / "small.txt").read_text() == "s\n"
+    assert (ws / "big[1]*.bin").read_bytes() == b"x" * 5000  # not deleted by the restore
+    with pytest.raises(ValueError):
+        CheckpointStore(ws, cap_bytes=-1)
+
+
+async def test_a_checkpoint_never_writes_to_the_users_repository(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    repo = _make_repo(ws)
+    (ws / ".env").write_text("ignored\n")
+    (ws / ".gitignore").write_text("*.log\nbuild/\n.env\n")
+    objects_before = sorted(p.name for p in (ws / ".git" / "objects").rglob("*"))
+    user_before = _user_state(repo)
+    store = CheckpointStore(ws)
+    cp = await store.create("with parts", removes=[".env"], git_clean=[["-fdx"]])
+    assert {"index", "refs", "stash"} <= set(cp.parts)
+    names = _store_git(store, "ls-tree", "-r", "--name-only", cp.commit).splitlines()
+    assert ".env" in names and "build/out.bin" in names and "debug.log" in names
+    assert sorted(p.name for p in (ws / ".git" / "objects").rglob("*")) == objects_before
+    assert _user_state(repo) == user_before
+
+
+async def test_a_conflicted_index_is_restored_with_its_stages(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    repo = git.Repo.init(ws, initial_branch="main")
+    (ws / "f.txt").write_text("base\n")
+    repo.git.add("f.txt")
+    repo.git.commit("-m", "base")
+    repo.git.checkout("-q", "-b", "other")
+    (ws / "f.txt").write_text("theirs\n")
+    repo.git.commit("-qam", "theirs")
+    repo.git.checkout("-q", "main")
+    (ws / "f.txt").write_text("ours\n")
+    repo.git.commit("-qam", "ours")
+    with pytest.raises(git.GitCommandError):
+        repo.git.merge("other")
+    stages = repo.git.ls_files("-s")
+    assert " 3\tf.txt" in stages
+    store = CheckpointStore(ws)
+    cp = await store.create("mid-merge")
+    repo.git.reset("-q")  # drops the stages
+    assert " 3\tf.txt" not in repo.git.ls_files("-s")
+    await store.restore(cp.id)
+    assert repo.git.ls_files("-s") == stages
+
+
+async def test_an_untracked_file_that_grows_over_the_cap_is_dropped_not_rehashed(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "plain"
+    ws.mkdir()
+    (ws / "log.txt").write_bytes(b"a" * 100)
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", cap_bytes=1000)
+    small = await store.create("small")
+    assert small.skipped == ()
+    (ws / "log.txt").write_bytes(b"b" * 5000)
+    grown = await store.create("grown")
+    assert grown.skipped == (("log.txt", 5000),)
+    assert _store_git(store, "ls-tree", "-r", "--name-only", grown.commit) == ""
+    assert grown.files_touched == ("log.txt",)  # gone from the snapshot, and said so
+    assert (ws / "log.txt").read_bytes() == b"b" * 5000  # only left out, never touched
+
+
+def test_the_recoverability_line_names_kinds_counts_and_sizes() -> None:
+    from harnesses.checkpoints import Recoverability
+
+    assert Recoverability((), ()).summary() == "everything it removes is recoverable"
+    mixed = Recoverability((), (("a.bin", 2_000_000), (".env.big", 500_000)), ignored_lost=1)
+    assert mixed.lost_bytes == 2_500_000
+    assert mixed.summary() == "2 files, 2.5 MB, are over the cap and will not be recoverable"
+
+
+def test_retention_from_settings_converts_days_and_minutes_to_seconds() -> None:
+    from core.settings import Settings
+    from harnesses.checkpoints import retention_from_settings
+
+    settings = Settings(checkpoint_keep_count=7, checkpoint_keep_days=2, checkpoint_min_age_minutes=5)
+    retention = retention_from_settings(settings)
+    assert (retention.keep_count, retention.max_age_s, retention.min_age_s) == (7, 172800.0, 300.0)

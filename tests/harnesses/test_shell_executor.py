@@ -149,11 +149,15 @@ async def test_stubborn_process_is_killed_after_the_grace(tmp_path: Path) -> Non
 
 
 async def test_background_child_is_killed_after_the_command_exits(tmp_path: Path) -> None:
+    from tests.security._procs import alive_with, marker_seconds
+
+    # By marker, not by ``$!``: in a PID namespace of its own that pid is not this one's.
+    marker = marker_seconds()
     executor = SubprocessShellExecutor(tmp_path)
-    result = await executor.run(["sleep 30 >/dev/null 2>&1 & echo $!"])
-    child = int(result.output[0].stdout)
+    result = await executor.run([f"sleep {marker} >/dev/null 2>&1 & echo $!"])
+    assert int(result.output[0].stdout) > 0
     assert result.output[0].outcome.exit_code == 0
-    assert await wait_for(lambda: not alive(child))
+    assert await wait_for(lambda: not alive_with(marker))
 
 
 async def test_background_child_holding_the_pipe_does_not_hang(tmp_path: Path) -> None:

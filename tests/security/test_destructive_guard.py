@@ -196,6 +196,8 @@ SAFE = [
     ("switch-branch", "git switch feature"),
     ("stash-push", "git stash"),
     ("stash-list", "git stash list"),
+    ("test-bracket", "[ -f notes.txt ] && echo yes"),
+    ("if-test-bracket", "if [ -d src ]; then echo dir; fi"),
     ("rm-build-dir", "rm -rf node_modules"),
     ("mv-to-new-name", "mv notes.txt new-notes.txt"),
     ("cp-to-new-name", "cp notes.txt new-notes.txt"),

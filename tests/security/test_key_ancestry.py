@@ -1,17 +1,22 @@
 """Attack class: reading the API key from an ancestor's environment, and surviving Tandem.
 
-With the sandbox off (``--no-sandbox``) or in full mode, a command can read
-``/proc/<pid>/environ`` of every ancestor. ``tandem run`` is launched as a real subprocess with
-``OPENAI_API_KEY`` (and a ``GH_TOKEN``) in *its* environment only; its command walks
-``/proc/$PPID/environ`` up to pid 1 and prints every line. The promise: no secret value appears
-(and the key still reached the model client, through the start-up hand-over). Then: a SIGKILL
-of ``tandem run`` mid-command leaves no process of the command alive within 2 s.
+With the sandbox off (``--no-sandbox``) or in full mode, a command could read
+``/proc/<pid>/environ`` of every process it can see. ``tandem run`` is launched as a real
+subprocess with ``OPENAI_API_KEY`` (and a ``GH_TOKEN``) in *its* environment, or in the
+environment of a ``bash`` *above* it (``bash -c 'tandem run ...'``: red-team hole 7, which a
+re-exec cannot clean); its command walks ``/proc/$PPID/environ`` up to pid 1, and reads every
+``/proc/*/environ`` it can see. The promise: no secret value appears (and the key still reached
+the model client, through the start-up hand-over). Where Tandem can create namespaces, the
+command runs in a PID namespace with a fresh ``/proc`` (``harnesses/spawn/supervisor.py``): no
+process outside it is visible. Then: a SIGKILL of ``tandem run`` mid-command leaves no process
+of the command alive within 2 s.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -21,18 +26,40 @@ from pathlib import Path
 
 import pytest
 
-from harnesses.shell import is_secret
+from harnesses.shell import SubprocessShellExecutor, is_secret
+from harnesses.spawn import ISOLATION_ENV, can_isolate
 from tests.security._procs import alive_with, marker_seconds, poll
 from tests.support import items
 
 ROOT = Path(__file__).resolve().parents[2]
 TANDEM_SCRIPT = Path(sys.executable).with_name("tandem")
 
-#: Prints the environment of the shell and of every ancestor up to (not including) pid 1.
+#: Prints the environment of the shell and of every ancestor up to pid 1 (included: in a PID
+#: namespace, that is the namespace's init). ``test``, not ``[``: the policy asks for ``[``.
 WALK_ANCESTORS = (
-    'p=$$; while [ "$p" -gt 1 ]; do echo "== pid $p"; tr "\\0" "\\n" < /proc/$p/environ; '
+    'p=$$; while test "$p" -gt 0; do echo "== pid $p"; tr "\\0" "\\n" < /proc/$p/environ; '
     "p=$(awk '/^PPid:/{print $2}' /proc/$p/status); done"
 )
+#: Prints the environment of every process visible in ``/proc``.
+WALK_ALL = 'for f in /proc/[0-9]*/environ; do echo "== $f"; tr "\\0" "\\n" < "$f"; done'
+#: Where the probes write what they read (the workspace): Tandem's output redaction must not
+#: be what hides a secret, so the tests read this file, which nothing redacts.
+LEAK_FILE = "leak.txt"
+
+
+def _to_file(probe: str) -> str:
+    """``probe`` with its output written to :data:`LEAK_FILE` in the workspace."""
+    return f"{{ {probe}; }} > {LEAK_FILE} 2>&1"
+
+
+def _leaked(tmp_path: Path) -> str:
+    """What the probe wrote (empty when it did not run)."""
+    path = tmp_path / "repo" / LEAK_FILE
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+#: Without a PID namespace (an unprivileged Tandem) hole 7 is a known limit.
+NEEDS_NAMESPACE = pytest.mark.skipif(not can_isolate(), reason="no PID namespace: known limit")
 
 
 def _secrets() -> dict[str, str]:
@@ -51,18 +78,36 @@ def _session(tmp_path: Path, commands: list[str]) -> Path:
 
 
 def _launch(
-    tmp_path: Path, how: str, args: list[str], secrets: dict[str, str]
+    tmp_path: Path,
+    how: str,
+    args: list[str],
+    secrets: dict[str, str],
+    *,
+    above: int = 0,
+    extra_env: dict[str, str] | None = None,
 ) -> subprocess.Popen[str]:
+    """Start ``tandem run probe`` with ``secrets`` in its environment; ``above`` > 0 wraps it
+    in that many shells (``bash -c '...; exit $?'``, which forks rather than execs), each
+    holding ``secrets`` in its own environment."""
     repo = tmp_path / "repo"
     repo.mkdir(exist_ok=True)
     inherited = {k: v for k, v in os.environ.items() if not is_secret(k)}  # only ours count
-    env = {**inherited, **secrets, "TANDEM_PROBE": "visible", "PYTHONPATH": str(ROOT)}
+    env = {
+        **inherited,
+        **secrets,
+        "TANDEM_PROBE": "visible",
+        "PYTHONPATH": str(ROOT),
+        **(extra_env or {}),
+    }
     assert not any(name in os.environ for name in secrets)  # pytest itself holds no key
     prefix = (
         [str(TANDEM_SCRIPT)] if how == "console-script" else [sys.executable, "-m", "desktop.cli"]
     )
+    argv = [*prefix, "run", "probe", "--repo", str(repo), *args]
+    for _ in range(above):
+        argv = ["bash", "-c", f"{shlex.join(argv)}; exit $?"]
     return subprocess.Popen(
-        [*prefix, "run", "probe", "--repo", str(repo), *args],
+        argv,
         env=env,
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
@@ -95,13 +140,76 @@ LAUNCHES = [
 @pytest.mark.parametrize(("how", "args"), LAUNCHES)
 def test_no_ancestor_environ_holds_a_secret(tmp_path: Path, how: str, args: list[str]) -> None:
     secrets = _secrets()
-    session = _session(tmp_path, [WALK_ANCESTORS])
+    session = _session(tmp_path, [WALK_ANCESTORS, _to_file(WALK_ALL)])
     text = _finish(_launch(tmp_path, how, [*args, "--model", f"scripted:{session}"], secrets))
     assert "TANDEM_PROBE=visible" in text  # the walk did print environments
-    assert text.count("== pid") >= 3  # shell, supervisor, tandem at least
-    assert "TANDEM_SECRETS_FD=" in text  # Tandem re-executed itself, handing the values over
+    leaked = _leaked(tmp_path)
+    assert "TANDEM_PROBE=visible" in leaked
+    for value in secrets.values():
+        assert value not in leaked
+    if can_isolate():  # the walk ends at the namespace's init: nothing outside is visible
+        assert "== pid 1\n" in text and text.count("== pid") >= 2
+        assert "== /proc/1/environ" in leaked and "TANDEM_SECRETS_FD=" not in leaked
+    else:
+        assert text.count("== pid") >= 3  # shell, supervisor, tandem at least
+        assert "TANDEM_SECRETS_FD=" in text  # Tandem re-executed itself, handing values over
     for value in secrets.values():
         assert value not in text
+
+
+def test_without_a_namespace_tandem_still_re_executes_clean(tmp_path: Path) -> None:
+    """``TANDEM_PID_NAMESPACE=off``: commands see the host's processes; Tandem's own environ
+    (re-executed without the secrets) and its supervisor's still hold none."""
+    secrets = _secrets()
+    session = _session(tmp_path, [WALK_ANCESTORS])
+    args = ["--mode", "full", "--no-sandbox", "--model", f"scripted:{session}"]
+    text = _finish(_launch(tmp_path, "python-m", args, secrets, extra_env={ISOLATION_ENV: "off"}))
+    assert text.count("== pid") >= 3 and "TANDEM_SECRETS_FD=" in text
+    for value in secrets.values():
+        assert value not in text
+
+
+ABOVE = [
+    pytest.param(1, ["--mode", "full", "--no-sandbox"], id="bash-parent-no-sandbox"),
+    pytest.param(1, ["--mode", "full"], id="bash-parent-full-mode"),
+    pytest.param(2, ["--mode", "full", "--no-sandbox"], id="bash-grandparent-no-sandbox"),
+]
+
+
+@NEEDS_NAMESPACE
+@pytest.mark.parametrize("probe", [WALK_ANCESTORS, WALK_ALL], ids=["walk-ppid", "all-environ"])
+@pytest.mark.parametrize(("above", "args"), ABOVE)
+def test_no_environ_above_tandem_is_visible(
+    tmp_path: Path, above: int, args: list[str], probe: str
+) -> None:
+    """Red-team hole 7: the key sits in a shell *above* Tandem (``env OPENAI_API_KEY=...
+    bash -c 'tandem run ...'``). Tandem re-executes clean, but that shell keeps the key; the
+    command must not be able to see that shell at all. The probe writes to a file (Tandem's
+    output redaction would hide the registered values from ``text``, not from the agent)."""
+    secrets = {**_secrets(), "MY_DEPLOY_TOKEN": f"dt-{uuid.uuid4().hex}"}
+    session = _session(tmp_path, [_to_file(probe)])
+    launch = _launch(
+        tmp_path, "python-m", [*args, "--model", f"scripted:{session}"], secrets, above=above
+    )
+    text, leaked = _finish(launch), _leaked(tmp_path)
+    assert "TANDEM_PROBE=visible" in leaked, text  # the probe did read environments
+    for value in secrets.values():
+        assert value not in leaked and value not in text
+
+
+@NEEDS_NAMESPACE
+async def test_a_command_sees_only_its_own_processes(tmp_path: Path) -> None:
+    """No process outside the command's namespace is in its ``/proc``: not this process (the
+    host), not its supervisor, not pid 1 of the host."""
+    probe = (
+        f'test -e /proc/{os.getpid()} && echo HOST"-"VISIBLE; '
+        "for d in /proc/[0-9]*; do tr '\\0' ' ' < $d/cmdline; echo; done"
+    )
+    out = (await SubprocessShellExecutor(tmp_path).run([probe])).output[0].stdout
+    assert "HOST-VISIBLE" not in out and "pytest" not in out
+    lines = [line for line in out.splitlines() if line.strip()]
+    # the namespace's init (the supervisor's fork), the shell, and the shell's own children
+    assert lines and "supervisor.py" in lines[0] and len(lines) <= 5, out
 
 
 def test_without_secrets_there_is_no_re_exec(tmp_path: Path) -> None:

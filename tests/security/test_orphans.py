@@ -2,9 +2,12 @@
 
 Each case starts a process that tries to survive the command (``setsid``, ``setsid -f``,
 ``nohup ... &``, a double fork, a Python daemon, ``disown``, killing its own supervisor,
-ignoring SIGTERM through a timeout), waits in the command until the escapee is up (it
-touches a ``ready`` file), and the promise is: once the command has returned, no process with
-the case's unique marker (a ``sleep`` duration) is alive. Sandbox off and on.
+ignoring SIGTERM through a timeout, clearing its environment with ``env -i`` so that no
+marker is left), waits in the command until the escapee is up (it touches a ``ready`` file),
+and the promise is: once the command has returned, no process with the case's unique marker
+(a ``sleep`` duration) is alive. Sandbox off and on; with the sandbox off, the command's PID
+namespace (``harnesses/spawn/supervisor.py``) is what holds against ``env -i`` + ``setsid`` +
+``kill -9 $PPID`` (red-team hole 6), even when Tandem exits right after.
 """
 
 from __future__ import annotations
@@ -16,12 +19,17 @@ from pathlib import Path
 import pytest
 
 from harnesses.shell import SubprocessShellExecutor, sandbox_available
+from harnesses.spawn import can_isolate
 from tests.security._procs import alive_with, marker_seconds, poll
 
 #: Bounded wait inside the command until the escapee has started (``ready`` exists).
 WAIT_READY = "for i in $(seq 200); do [ -e ready ] && break; sleep 0.01; done"
 #: The escapee: marks readiness, then becomes ``sleep <marker>``.
 ESCAPEE = "sh -c 'touch ready; exec sleep {m}'"
+
+#: Without a PID namespace (an unprivileged Tandem), an ``env -i`` + ``setsid`` escapee whose
+#: supervisor was killed is a known limit (``harnesses/spawn/strays.py``).
+NEEDS_NAMESPACE = pytest.mark.skipif(not can_isolate(), reason="no PID namespace: known limit")
 
 TECHNIQUES = [
     pytest.param("setsid " + ESCAPEE + " & " + WAIT_READY, id="setsid"),
@@ -56,6 +64,39 @@ TECHNIQUES = [
     pytest.param(
         "setsid -f " + ESCAPEE + " >/dev/null 2>&1 </dev/null; " + WAIT_READY,
         id="setsid-f-detached-pipes",
+    ),
+    # Red-team hole 6: no marker in its environment (env -i), a session of its own (setsid),
+    # and its supervisor killed, so neither Tandem's stray sweep nor a session id knows it.
+    pytest.param(
+        "setsid -f env -i /bin/bash -c 'touch ready; exec -a orphan_escape_test sleep {m}'; "
+        + WAIT_READY
+        + "; kill -9 $PPID",
+        id="env-i-setsid-f-kill-supervisor",
+        marks=NEEDS_NAMESPACE,
+    ),
+    pytest.param(
+        "setsid -f env -i /bin/bash -c 'touch ready; exec -a orphan_escape_test sleep {m}'; "
+        + WAIT_READY
+        + "; kill -9 $PPID; sleep 0.3",
+        id="env-i-setsid-f-kill-supervisor-then-linger",
+        marks=NEEDS_NAMESPACE,
+    ),
+    pytest.param(
+        "env -i /usr/bin/python3 -c 'import os,sys\n"
+        "if os.fork(): sys.exit(0)\n"
+        "os.setsid()\n"
+        "if os.fork(): os._exit(0)\n"
+        'open("ready","w").close()\n'
+        'os.execv("/bin/sleep", ["sleep", "{m}"])\'; ' + WAIT_READY + "; kill -9 $PPID",
+        id="env-i-python-daemon-kill-supervisor",
+        marks=NEEDS_NAMESPACE,
+    ),
+    pytest.param(
+        "setsid -f env -i /bin/sh -c 'touch ready; exec /bin/sleep {m}'; "
+        + WAIT_READY
+        + "; kill -9 $PPID 1; kill -KILL -- -$$",
+        id="env-i-setsid-f-kill-parent-init-and-group",
+        marks=NEEDS_NAMESPACE,
     ),
 ]
 
@@ -146,3 +187,100 @@ def test_a_supervisor_whose_tandem_is_already_gone_starts_nothing(tmp_path: Path
     )
     assert done.returncode == 128 + signal.SIGTERM
     assert not (tmp_path / "started").exists() and not alive_with(marker)
+
+
+ESCAPE_HOST = """
+import asyncio, sys
+from harnesses.shell import SubprocessShellExecutor
+
+async def main():
+    executor = SubprocessShellExecutor(sys.argv[1], kill_grace_ms=200)
+    result = await executor.run([sys.argv[2]], timeout_ms=10_000)
+    print("exit", result.output[0].outcome.exit_code, flush=True)
+
+asyncio.run(main())
+"""
+
+
+@NEEDS_NAMESPACE
+@pytest.mark.parametrize(
+    "template",
+    [
+        pytest.param(
+            "setsid -f env -i /bin/bash -c 'touch ready; exec -a orphan_escape_test sleep {m}'; "
+            + WAIT_READY
+            + "; kill -9 $PPID",
+            id="red-team-reproducer",
+        ),
+        pytest.param(
+            "setsid -f env -i /bin/bash -c 'touch ready; exec -a orphan_escape_test sleep {m}'; "
+            + WAIT_READY
+            + "; kill -9 $PPID; touch killed; sleep 30",
+            id="host-killed-mid-command",
+        ),
+    ],
+)
+def test_an_env_i_escapee_does_not_outlive_tandem(tmp_path: Path, template: str) -> None:
+    """Red-team hole 6, as reported: sandbox off, the command clears its environment, starts a
+    new session and SIGKILLs its supervisor; then the host (Tandem) exits (normally, or by
+    SIGKILL mid-command). The promise: no process of the command is left, within 2 s."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    marker = marker_seconds()
+    host = subprocess.Popen(
+        [sys.executable, "-c", ESCAPE_HOST, str(tmp_path), template.replace("{m}", marker)],
+        env={**os.environ, "PYTHONPATH": str(root)},
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert poll(lambda: (tmp_path / "ready").exists() and bool(alive_with(marker)), 30)
+        if "sleep 30" in template:  # Tandem dies mid-command, after the supervisor kill
+            assert poll(lambda: (tmp_path / "killed").exists(), 30)
+            host.kill()
+        host.wait(timeout=30)
+        assert poll(lambda: not alive_with(marker), timeout_s=2.0), (
+            f"survivors: {alive_with(marker)}"
+        )
+    finally:
+        if host.poll() is None:
+            host.kill()
+        host.communicate()
+        for pid in alive_with(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+@NEEDS_NAMESPACE
+@pytest.mark.parametrize("mode", ["command", "service"])
+def test_a_sigkilled_supervisor_takes_its_namespace(tmp_path: Path, mode: str) -> None:
+    """The supervisor itself is SIGKILLed (it has no chance to clean up): the namespace's init
+    dies by its parent-death signal, and the kernel kills every process of the namespace,
+    an ``env -i`` + ``setsid`` one included."""
+    import subprocess
+
+    from harnesses.spawn import SUPERVISOR, supervised_argv
+
+    marker = marker_seconds()
+    script = (
+        f"setsid -f env -i /bin/sh -c 'touch {tmp_path}/ready; exec /bin/sleep {marker}'; "
+        f"exec sleep {marker}"
+    )
+    argv = supervised_argv(["bash", "-c", script], mode=mode, grace_ms=200)  # type: ignore[arg-type]
+    assert argv[3] == str(SUPERVISOR) and argv[6].startswith(mode)
+    supervisor = subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        assert poll(lambda: (tmp_path / "ready").exists() and len(alive_with(marker)) >= 2, 30)
+        supervisor.kill()
+        supervisor.wait(timeout=10)
+        assert poll(lambda: not alive_with(marker), timeout_s=2.0), alive_with(marker)
+    finally:
+        if supervisor.poll() is None:
+            supervisor.kill()
+            supervisor.wait()
+        for pid in alive_with(marker):
+            os.kill(pid, signal.SIGKILL)

@@ -121,3 +121,91 @@ def test_argv_form_is_held(box: Box):
 def test_full_access_mode_keeps_its_meaning(box: Box):
     """Full access asks only for destructive commands (PRODUCT.md): reads are not judged."""
     assert box.decide("cat ~/.ssh/id_rsa", "full").action == "allow"
+
+
+# -- globs of programs that read no file (red-team hole 10) ------------------------------------
+# echo/printf/basename/tr read no file, but the shell expands their glob operands first, so
+# the names in a folder outside the workspace (or in a hidden secret path) reach the agent.
+# Each case names a file the listing reveals; run unjudged it is printed, gated it is not.
+
+LISTINGS = [
+    pytest.param("echo ~/.ssh/*", "id_rsa", id="echo-tilde-glob"),
+    pytest.param("echo {home}/.ssh/*", "id_rsa", id="echo-absolute-glob"),
+    pytest.param("echo $HOME/.ssh/id_*", "id_rsa", id="echo-dollar-home-prefix-glob"),
+    pytest.param('echo "$HOME"/.aws/*', "credentials", id="echo-quoted-home-then-glob"),
+    pytest.param("printf '%s\\n' ~/.ssh/*", "id_rsa", id="printf-tilde-glob"),
+    pytest.param("printf '%s ' ~/.config/*/*", "hosts.yml", id="printf-two-level-glob"),
+    pytest.param("cd ~/.ssh; echo *", "id_rsa", id="cd-then-bare-star"),
+    pytest.param("cd ~ && echo .ss?/*", "id_rsa", id="cd-home-question-glob"),
+    pytest.param("cd ~/.ssh && printf '%s\\n' ?d_rsa", "id_rsa", id="cd-then-printf-glob"),
+    pytest.param("echo ~/.[s]sh/*", "id_rsa", id="bracket-glob-folder"),
+    pytest.param("echo {outside}/*", "target.txt", id="echo-outside-folder"),
+    pytest.param("echo ../outside/*", "target.txt", id="echo-dotdot-glob"),
+    pytest.param("echo src/../../outside/*", "target.txt", id="echo-dotdot-through-subfolder"),
+    pytest.param("basename -a ~/.ssh/*", "id_rsa", id="basename-glob"),
+    pytest.param("tr a b ~/.ssh/*", "id_rsa", id="tr-extra-operand-error"),
+    pytest.param("echo hi; echo ~/.ssh/*", "id_rsa", id="second-segment"),
+    pytest.param("echo ~/.ssh/* | cat", "id_rsa", id="in-a-pipeline"),
+    pytest.param("command echo ~/.ssh/*", "id_rsa", id="command-wrapper"),
+    pytest.param("bash -c 'echo ~/.ssh/*'", "id_rsa", id="inner-shell"),
+]
+
+
+@pytest.mark.parametrize(("template", "name"), LISTINGS)
+def test_glob_listing_outside_is_held(box: Box, template: str, name: str):
+    line = box.fill(template)
+    assert name in box.run(line), "the glob must really list the folder"
+    for mode in (*ASKING_MODES, "auto"):  # auto without a sandbox falls back to the rules
+        decision = box.decide(line, mode)
+        assert decision.action != "allow", (mode, decision.reason)
+        assert name not in box.gate(line, mode), mode
+
+
+def test_glob_through_a_workspace_link_out_is_held(box: Box):
+    (box.root / "keys").symlink_to(box.home / ".ssh")
+    line = "echo keys/*"
+    assert "id_rsa" in box.run(line)
+    for mode in ASKING_MODES:
+        assert "id_rsa" not in box.gate(line, mode), mode
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param("echo .ssh/*", id="relative-glob"),
+        pytest.param("cd .ssh; echo *", id="cd-secret-then-star"),
+        pytest.param("printf '%s\\n' .ss*/*", id="glob-folder-then-glob"),
+        pytest.param("echo .*/*", id="dot-star-folder"),
+    ],
+)
+def test_glob_into_a_secret_path_of_a_home_workspace_is_held(tmp_path, line: str):
+    """The workspace is the home folder: ``~/.ssh`` is inside it but hidden."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(SECRET)
+    for mode in ASKING_MODES:
+        decision = decide_command(
+            line,
+            mode,
+            sandbox_available=False,
+            workspace=home,
+            env={"HOME": str(home)},
+            secret_paths=[home / ".ssh"],
+        )
+        assert decision.action != "allow", (mode, decision.reason)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param("echo *", id="star-in-workspace"),
+        pytest.param("echo src/*", id="subfolder-glob"),
+        pytest.param("printf '%s\\n' *.md", id="printf-suffix-glob"),
+        pytest.param("echo '~/.ssh/*'", id="quoted-glob-is-text"),
+        pytest.param("echo ~/.ssh", id="a-path-without-glob-is-text"),
+    ],
+)
+def test_globs_inside_the_workspace_still_run(box: Box, line: str):
+    """Listing the workspace itself needs no prompt (a link in it names only itself)."""
+    (box.root / "elsewhere").symlink_to(box.outside)
+    assert box.decide(line, "ask").action == "allow", box.decide(line, "ask").reason

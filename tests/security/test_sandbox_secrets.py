@@ -46,6 +46,10 @@ _DIR_LIKE = {
     ".config/chromium",
     ".config/google-chrome",
     ".config/BraveSoftware",
+    ".config/sops/age",
+    ".config/op",
+    ".gemini",
+    ".config/github-copilot",
 }
 
 
@@ -255,6 +259,38 @@ async def test_user_adds_a_path_and_takes_a_default_out(home: Home) -> None:
         return  # everything under /tmp is replaced by the sandbox's own
     assert home.token not in added.stdout
     assert home.token in shown.stdout  # taken back out by the user: readable again
+
+
+#: The red-team's files that were readable by default (hole 8), in their real shapes.
+RED_TEAM_FILES = {
+    "bashrc-export": (".bashrc", "export OPENAI_API_KEY={t}\n"),
+    "claude-credentials": (".claude/.credentials.json", '{{"claudeAiOauth": "{t}"}}'),
+    "copilot-hosts": (".config/github-copilot/hosts.json", '{{"github.com": "{t}"}}'),
+    "sops-age-key": (".config/sops/age/keys.txt", "AGE-SECRET-KEY-{t}\n"),
+    "pgpass": (".pgpass", "db:5432:*:app:{t}\n"),
+    "fish-history": (".local/share/fish/fish_history", "- cmd: export TOKEN={t}\n"),
+    "zshrc": (".zshrc", "export GITHUB_TOKEN={t}\n"),
+    "profile": (".profile", "export AWS_SECRET_ACCESS_KEY={t}\n"),
+    "my-cnf": (".my.cnf", "[client]\npassword={t}\n"),
+    "gemini-oauth": (".gemini/oauth_creds.json", '{{"access_token": "{t}"}}'),
+    "containers-auth": (".config/containers/auth.json", '{{"auths": "{t}"}}'),
+    "maven-settings": (".m2/settings.xml", "<password>{t}</password>"),
+    "gradle-properties": (".gradle/gradle.properties", "signing.password={t}\n"),
+    "terraformrc": (".terraformrc", 'credentials "app.terraform.io" {{ token = "{t}" }}'),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", list(RED_TEAM_FILES), ids=list(RED_TEAM_FILES))
+async def test_red_team_defaults_are_hidden(home: Home, mode: str, case: str) -> None:
+    rel, text = RED_TEAM_FILES[case]
+    path = home.root / rel
+    if path.is_dir():
+        shutil.rmtree(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text.format(t=home.token))
+    out, leaks = await _run(home, mode, f"cat {path} 2>&1; grep -r {home.token} ~ 2>&1; true")
+    assert leaks == [], out[-2000:]
 
 
 def test_plan_skips_paths_that_hold_the_workspace(home: Home) -> None:

@@ -1,0 +1,387 @@
+"""Complaint: "the agent ran a destructive command and my work is gone" (issue 12, Trust II).
+
+Each case is a real repository holding uncommitted, staged-only, untracked, ignored
+(``.env``) and stashed (two entries) content. A checkpoint is taken the way the Workspace
+takes it before a destructive command (with what the policy says the command removes), the
+test runs the command itself with plain git/shell, then one restore must bring back the
+working tree, the index (``git ls-files -s`` and the staged blobs) and the stash (``git stash
+list`` and each entry's diff) byte for byte, and *undo restore* must bring back the state
+the command left.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harnesses.checkpoints import CheckpointStore
+
+ENV = ".env"
+
+
+@pytest.fixture(autouse=True)
+def _git_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Plain git for the test's own commands: no user config, an identity for commits."""
+    empty = tmp_path / "empty-gitconfig"
+    empty.write_text("[user]\n\tuseConfigOnly = true\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_OPTIONAL_LOCKS", "0")
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        monkeypatch.delenv(key, raising=False)
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{role}_NAME", "Test User")
+        monkeypatch.setenv(f"GIT_{role}_EMAIL", "user@example.invalid")
+
+
+def git(ws: Path, *args: str, check: bool = True) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=ws, capture_output=True, text=True, check=False, timeout=60
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"git {args}: {done.stderr}")
+    return done.stdout
+
+
+def sh(ws: Path, command: str) -> None:
+    subprocess.run(["bash", "-c", command], cwd=ws, check=True, timeout=60)
+
+
+def make_repo(ws: Path) -> None:
+    """Committed files, two stash entries, staged-only, uncommitted, untracked, ignored."""
+    ws.mkdir()
+    git(ws, "init", "-q", "-b", "main")
+    (ws / "src").mkdir()
+    (ws / "src" / "main.py").write_text("print('v1')\n")
+    (ws / "src" / "util.py").write_text("def util():\n    return 1\n")
+    (ws / "README.md").write_bytes(b"# Project\r\ncrlf kept\r\n")
+    (ws / "run.sh").write_text("#!/bin/sh\necho run\n")
+    (ws / "run.sh").chmod(0o755)
+    os.symlink("README.md", ws / "readme-link")
+    (ws / ".gitignore").write_text(".env\n*.log\nbuild/\n")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "initial")
+    (ws / "src" / "util.py").write_text("def util():\n    return 2\n")
+    git(ws, "commit", "-q", "-am", "second commit")  # history behind HEAD
+    git(ws, "branch", "feature")
+    (ws / "README.md").write_bytes(b"# Project\r\nfirst stash\r\n")
+    git(ws, "stash", "push", "-q", "-m", "first idea")
+    (ws / "src" / "util.py").write_text("def util():\n    return 'second stash'\n")
+    (ws / "stash-untracked.txt").write_text("stashed untracked\n")
+    git(ws, "stash", "push", "-q", "-u", "-m", "second idea")
+    # staged-only: the index holds a version that is neither HEAD nor the working tree
+    (ws / "src" / "main.py").write_text("print('staged only')\n")
+    git(ws, "add", "src/main.py")
+    (ws / "src" / "main.py").write_text("print('staged only')\nprint('and unstaged')\n")
+    (ws / "src" / "added.py").write_text("ADDED = 1\n")
+    git(ws, "add", "src/added.py")
+    (ws / "README.md").write_bytes(b"# Project\r\nuncommitted edit\r\n")
+    (ws / "notes.txt").write_bytes(b"untracked \x00\xff bytes\n")
+    (ws / "src" / "scratch.py").write_text("untracked = True\n")
+    (ws / ENV).write_text("API_TOKEN=never-lose-me\n")
+    (ws / "build").mkdir()
+    (ws / "build" / "out.bin").write_bytes(bytes(range(256)))
+
+
+def worktree(ws: Path) -> dict[str, tuple[str, bytes, int]]:
+    """Every entry but ``.git``: path -> (kind, bytes or link target, mode bits)."""
+    out: dict[str, tuple[str, bytes, int]] = {}
+    for dirpath, dirnames, filenames in os.walk(ws):
+        if Path(dirpath) == ws:
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in [*filenames, *(d for d in dirnames if (Path(dirpath) / d).is_symlink())]:
+            path = Path(dirpath) / name
+            rel = path.relative_to(ws).as_posix()
+            mode = stat.S_IMODE(path.lstat().st_mode)
+            if path.is_symlink():
+                out[rel] = ("link", os.readlink(path).encode(), 0)
+            else:
+                out[rel] = ("file", path.read_bytes(), mode)
+    return out
+
+
+def index_state(ws: Path) -> tuple[str, dict[str, bytes]]:
+    if not (ws / ".git").exists():
+        return "<no repository>", {}
+    listing = git(ws, "ls-files", "-s")
+    blobs = {}
+    for line in listing.splitlines():
+        oid = line.split()[1]
+        blobs[oid] = subprocess.run(
+            ["git", "cat-file", "blob", oid], cwd=ws, capture_output=True, check=True
+        ).stdout
+    return listing, blobs
+
+
+def stash_state(ws: Path) -> list[tuple[str, str, str]]:
+    if not (ws / ".git").exists():
+        return []
+    entries = []
+    for line in git(ws, "stash", "list").splitlines():
+        name = line.split(":", 1)[0]
+        diff = git(ws, "diff", "--binary", f"{name}^1", name)
+        untracked = git(ws, "show", "--format=", "--binary", f"{name}^3", check=False)
+        entries.append((line, diff, untracked))
+    return entries
+
+
+def _read(path: Path) -> bytes | None:
+    return path.read_bytes() if path.exists() else None
+
+
+def state(ws: Path) -> dict[str, object]:
+    listing, blobs = index_state(ws)
+    return {
+        "worktree": worktree(ws),
+        "index": listing,
+        "staged blobs": blobs,
+        "stash": stash_state(ws),
+        "stash reflog": _read(ws / ".git" / "logs" / "refs" / "stash"),
+        "head": (
+            git(ws, "symbolic-ref", "-q", "HEAD", check=False) + git(ws, "rev-parse", "HEAD")
+            if (ws / ".git").exists()
+            else None
+        ),
+        "branches": git(ws, "for-each-ref", "refs/heads") if (ws / ".git").exists() else None,
+    }
+
+
+PY_RMTREE = f"{sys.executable} -c \"import shutil; shutil.rmtree('src')\""
+
+# (id, command, what the policy says it removes: removes, removes_unknown, git_clean)
+CASES = [
+    ("git-checkout-file", "git checkout src/main.py", ([], False, [])),
+    ("git-checkout-dot", "git checkout .", ([], False, [])),
+    ("git-restore-staged-worktree", "git restore --staged --worktree .", ([], False, [])),
+    ("git-reset", "git reset -q", ([], False, [])),
+    ("git-reset-hard", "git reset -q --hard", ([], False, [])),
+    ("git-clean-fdx-dotenv", "git clean -fdxq", ([], True, [["-fdxq"]])),
+    ("git-stash-clear", "git stash clear", ([], False, [])),
+    ("git-update-ref-d-stash", "git update-ref -d refs/stash", ([], False, [])),
+    ("rm-rf-src", "rm -rf src", (["src"], False, [])),
+    ("mv-over-file", "mv README.md src/main.py", (["src/main.py", "README.md"], False, [])),
+    ("find-delete", "find . -name '*.py' -not -path './.git/*' -delete", ([], True, [])),
+    ("rm-rf-dot-git", "rm -rf .git", ([".git"], False, [])),
+    ("python-inline-rmtree", PY_RMTREE, ([], True, [])),
+    ("rm-dotenv", "rm .env", ([".env"], False, [])),
+    ("git-branch-D", "git branch -q -D feature", ([], False, [])),
+    ("git-stash-drop-older-entry", "git stash drop -q 'stash@{1}'", ([], False, [])),
+    ("git-switch-f-detach", "git switch -q -f --detach HEAD~1", ([], False, [])),
+]
+
+
+@pytest.mark.parametrize(("command", "harm"), [pytest.param(c, h, id=i) for i, c, h in CASES])
+async def test_one_restore_brings_everything_back_and_undo_brings_the_damage_back(
+    tmp_path: Path, command: str, harm: tuple[list[str], bool, list[list[str]]]
+) -> None:
+    ws = tmp_path / "repo"
+    make_repo(ws)
+    before = state(ws)
+    assert len(before["stash"]) == 2 and "staged only" in str(before["staged blobs"])  # type: ignore[arg-type]
+    store = CheckpointStore(ws, data_dir=tmp_path / "data")
+    removes, unknown, cleans = harm
+    cp = await store.create(
+        "before destructive command",
+        removes=removes,
+        removes_unknown=unknown,
+        git_clean=cleans,
+    )
+    assert cp.skipped == ()
+    assert {"worktree", "index", "refs", "stash"} <= set(cp.parts)
+
+    sh(ws, command)
+    damaged = state(ws)
+    assert damaged != before, "the command should have destroyed something"
+
+    await store.restore(cp.id)
+    after = state(ws)
+    for key in before:
+        assert after[key] == before[key], f"{key} not restored byte for byte"
+    git(ws, "fsck", "--no-progress")  # a valid repository (shallow if .git was removed)
+    assert "second commit" in git(ws, "log", "--format=%s")
+
+    await store.undo_restore()
+    undone = state(ws)
+    for key in damaged:
+        assert undone[key] == damaged[key], (
+            f"undo restore: {key} differs from the post-command state"
+        )
+
+
+def _store_has(store: CheckpointStore, oid: str) -> bool:
+    done = subprocess.run(
+        ["git", f"--git-dir={store.location}", "cat-file", "-e", oid],
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
+
+
+def _store_bytes(store: CheckpointStore) -> int:
+    return sum(p.stat().st_size for p in (store.location / "objects").rglob("*") if p.is_file())
+
+
+async def test_400mb_untracked_file_is_skipped_and_reported(tmp_path: Path) -> None:
+    """Never copied silently: skipped, named in the checkpoint, nothing of it in the store.
+    (Its cost, 1.0x a run without it, is measured by ``python -m bench.checkpoints``.)"""
+    ws = tmp_path / "repo"
+    make_repo(ws)
+    store = CheckpointStore(ws, data_dir=tmp_path / "data")
+    await store.create("warm the stat cache")
+    big = 400 * 1024 * 1024
+
+    with open(ws / "dataset.bin", "wb") as f:  # sparse: git would still read 400 MB
+        f.truncate(big)
+    assert (ws / "dataset.bin").stat().st_size == big
+    cp = await store.create("with the big file")
+    assert cp.skipped == (("dataset.bin", big),)
+    listed = (await store.list())[-1]
+    assert listed.skipped == (("dataset.bin", big),)  # read back from the store
+    tree = subprocess.run(
+        ["git", f"--git-dir={store.location}", "ls-tree", "-r", "--name-only", cp.commit],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert "dataset.bin" not in tree and "notes.txt" in tree
+    assert _store_bytes(store) < 5 * 1024 * 1024  # nothing of the 400 MB was copied
+    assert git(ws, "for-each-ref", "refs/tandem") == ""  # and nothing into the user's .git
+    # the approval prompt's line
+    rec = await store.recoverability(removes=["dataset.bin", ENV])
+    assert rec.lost == (("dataset.bin", big),)
+    assert rec.summary() == "1 untracked file, 419 MB, is over the cap and will not be recoverable"
+    # restore neither deletes nor rewrites the skipped file
+    (ws / "README.md").write_text("changed\n")
+    await store.restore(cp.id)
+    assert (ws / "dataset.bin").stat().st_size == big
+
+
+async def test_ignored_files_over_the_cap_are_named_in_the_prompt(tmp_path: Path) -> None:
+    ws = tmp_path / "repo"
+    make_repo(ws)
+    for name in ("a.log", "b.log"):
+        with open(ws / name, "wb") as f:
+            f.truncate(650 * 1000 * 1000)
+    store = CheckpointStore(ws, data_dir=tmp_path / "data")
+    rec = await store.recoverability(git_clean=[["-fdx"]])
+    assert {p for p, _ in rec.covered} >= {ENV, "build/out.bin", "notes.txt"}
+    assert rec.summary() == "2 ignored files, 1.3 GB, are over the cap and will not be recoverable"
+    cp = await store.create("before git clean -fdx", git_clean=[["-fdx"]])
+    assert {p for p, _ in cp.skipped} == {"a.log", "b.log"}
+    sh(ws, "git clean -fdxq")
+    await store.restore(cp.id)
+    assert (ws / ENV).read_text() == "API_TOKEN=never-lose-me\n"
+
+
+async def test_retention_and_gc_keep_the_store_bounded(tmp_path: Path) -> None:
+    ws = tmp_path / "repo"
+    make_repo(ws)
+    store = CheckpointStore(ws, data_dir=tmp_path / "data")
+    blobs = []
+    made = []
+    for n in range(5):
+        body = f"unique content {n} " * 100 + "\n"
+        (ws / "notes.txt").write_text(body)
+        blobs.append(git(ws, "hash-object", "notes.txt").strip())
+        made.append(await store.create(f"turn {n}"))
+    pre = await store.restore(made[1].id)
+    now = time.time() + 3 * 86400
+    # young checkpoints are never deleted
+    assert await store.prune(keep_count=1, max_age_s=86400, min_age_s=10 * 86400, now=now) == []
+    deleted = await store.prune(keep_count=2, max_age_s=86400, min_age_s=60, now=now)
+    left = [c.id for c in await store.list()]
+    # the latest (the pre-restore, needed for undo) and the restored one stay
+    assert pre in left and made[1].id in left
+    assert set(deleted) == {made[0].id, made[2].id, made[3].id, made[4].id}
+    assert not _store_has(store, blobs[0]) and not _store_has(store, blobs[3])
+    assert _store_has(store, blobs[1]) and _store_has(store, blobs[4])  # pre-restore holds v4
+    await store.undo_restore()
+    assert (ws / "notes.txt").read_text() == f"unique content {4} " * 100 + "\n"
+    assert len(state(ws)["stash"]) == 2  # type: ignore[arg-type]
+
+
+def test_tandem_checkpoints_cli_round_trip(tmp_path: Path) -> None:
+    ws = tmp_path / "repo"
+    make_repo(ws)
+    before = state(ws)
+    root = Path(__file__).resolve().parents[2]
+
+    def tandem(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "desktop.cli", "checkpoints", *args, "--repo", str(ws)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    import asyncio
+
+    cp = asyncio.run(CheckpointStore(ws).create("before rm -rf src", removes=["src"]))
+    listed = tandem("list")
+    assert (
+        listed.returncode == 0 and cp.id in listed.stdout and "before rm -rf src" in listed.stdout
+    )
+    sh(ws, "rm -rf src && git stash clear && git reset -q")
+    damaged = state(ws)
+    diff = tandem("diff", cp.id)
+    assert diff.returncode == 0 and "-print('staged only')" in diff.stdout
+    done = tandem("restore", cp.id)
+    assert done.returncode == 0, done.stderr
+    assert state(ws) == before
+    undone = tandem("undo")
+    assert undone.returncode == 0, undone.stderr
+    assert state(ws) == damaged
+    bad = tandem("restore", "no-such-id")
+    assert bad.returncode == 1 and "unknown checkpoint" in bad.stderr
+
+
+async def test_automatic_retention_bounds_the_count_and_gc_runs(tmp_path: Path) -> None:
+    from harnesses.checkpoints import Retention
+
+    ws = tmp_path / "repo"
+    make_repo(ws)
+    retention = Retention(keep_count=3, max_age_s=86400, min_age_s=0, gc_every=2)
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=retention)
+    first_blob = ""
+    for n in range(6):
+        (ws / "notes.txt").write_text(f"version {n} " * 50 + "\n")
+        if n == 0:
+            first_blob = git(ws, "hash-object", "notes.txt").strip()
+        await store.create(f"turn {n}")
+    assert [c.label for c in await store.list()] == ["turn 3", "turn 4", "turn 5"]
+    assert not _store_has(store, first_blob)  # gc pruned the deleted checkpoints' objects
+
+
+@pytest.mark.parametrize("command", [pytest.param(c, id=i) for i, c, _ in CASES])
+async def test_the_workspaces_checkpoint_from_the_policy_decision_restores_exactly(
+    tmp_path: Path, command: str
+) -> None:
+    """Same promise, with the checkpoint the Workspace takes from the policy's decision."""
+    from harnesses.workspace import Workspace
+
+    ws = tmp_path / "repo"
+    make_repo(ws)
+    before = state(ws)
+    workspace = Workspace(ws, mode="auto", data_dir=tmp_path / "data", sandbox_enabled=False)
+    for mode in ("ask", "full", "auto"):  # the command asks in every mode
+        workspace.set_mode(mode)
+        decision = workspace.decide_commands([command])
+        assert (decision.action, decision.checkpoint_required) == ("ask", True), mode
+    line = (await workspace.recoverability(decision)).summary()
+    assert line == "everything it removes is recoverable"
+    cp = await workspace.checkpoint("before destructive command", decision=decision)
+    assert cp is not None and cp.skipped == ()
+    sh(ws, command)
+    damaged = state(ws)
+    await workspace.checkpoints.restore(cp.id)
+    assert state(ws) == before
+    await workspace.checkpoints.undo_restore()
+    assert state(ws) == damaged
