@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,7 @@ from harnesses.shell import SubprocessShellExecutor, sandbox_available, sandbox_
 from harnesses.shell.git_paths import disarm_planted
 from harnesses.spawn import ServiceRegistry
 from tests.security._procs import alive_with, marker_seconds, poll
+from tests.security._python import SANDBOX_PYTHON
 
 pytestmark = pytest.mark.skipif(
     not sandbox_available(), reason=f"bubblewrap unusable: {sandbox_unavailable_reason()}"
@@ -146,7 +146,7 @@ async def test_sandboxed_service_stays_alive_after_its_command(tmp_path: Path, l
     marker = marker_seconds()
     services = ServiceRegistry()
     executor = SubprocessShellExecutor(tmp_path, sandbox="workspace-write", services=services)
-    command = line.replace("{py}", sys.executable).replace("{m}", marker)
+    command = line.replace("{py}", SANDBOX_PYTHON).replace("{m}", marker)
     try:
         out = (await executor.run([command])).output[0]
         assert out.provider_data is not None and out.provider_data["sandboxed"] is True

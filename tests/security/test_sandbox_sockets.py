@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import socket
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from harnesses.shell import (
 )
 from harnesses.shell.executor import SANDBOX_DROPPED_ENV
 from harnesses.shell.secret_paths import DEFAULT_SOCKET_PATHS, plan_sockets
+from tests.security._python import SANDBOX_PYTHON
 
 pytestmark = pytest.mark.skipif(
     not sandbox_available(), reason=f"bubblewrap unusable: {sandbox_unavailable_reason()}"
@@ -75,7 +75,7 @@ def listen(path: Path, opened: list[socket.socket]) -> Path:
 
 async def connect(ws: Path, mode: str, target: str, *, network: bool = False) -> str:
     executor = SubprocessShellExecutor(ws, sandbox=mode, network=network)  # type: ignore[arg-type]
-    out = (await executor.run([f"{sys.executable} connect.py {target}"])).output[0]
+    out = (await executor.run([f"{SANDBOX_PYTHON} connect.py {target}"])).output[0]
     assert out.provider_data is not None and out.provider_data["sandboxed"] is True
     return out.stdout + out.stderr
 
