@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-__all__ = ["Span", "find_spans"]
+__all__ = ["Span", "find_spans", "merge_spans"]
 
 Span = tuple[int, int]
 _Accept = Callable[[str, "re.Match[str]"], Iterator[Span]]
@@ -247,6 +247,12 @@ def find_spans(text: str) -> list[Span]:
         for match in shape.regex.finditer(low):
             spans.extend(shape.accept(text, match))
     spans.extend(_pem_blocks(low) if shapes is _SHAPES else _pem_blocks_ignorecase(low))
+    return merge_spans(spans)
+
+
+def merge_spans(spans: list[Span]) -> list[Span]:
+    """``spans`` (``(start, end)`` character offsets) sorted, with overlapping or touching
+    ones joined; sorts the list in place."""
     if not spans:
         return spans
     spans.sort()

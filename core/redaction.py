@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import PurePath
 from typing import Any, NamedTuple
 
-from ._redaction_shapes import Span, find_spans
+from ._redaction_shapes import Span, find_spans, merge_spans
 from .secret_names import ALWAYS_SECRET_NAMES, SECRET_NAME_MARKERS, is_secret_name
 
 __all__ = [
@@ -317,22 +317,6 @@ def _value_spans(text: str, needles: tuple[_Needle, ...]) -> list[Span]:
     return spans
 
 
-def _merge(spans: list[Span]) -> list[Span]:
-    """Sorted, overlapping or touching spans joined."""
-    if not spans:
-        return spans
-    spans.sort()
-    merged = [spans[0]]
-    for start, end in spans[1:]:
-        last_start, last_end = merged[-1]
-        if start <= last_end:
-            if end > last_end:
-                merged[-1] = (last_start, end)
-        else:
-            merged.append((start, end))
-    return merged
-
-
 def _apply(text: str, spans: list[Span], end: int | None = None) -> str:
     """``text[:end]`` with each span (sorted, disjoint, within ``end``) replaced."""
     stop = len(text) if end is None else end
@@ -392,7 +376,7 @@ def redact_text(text: str, extra_secrets: Iterable[str] = ()) -> str:
 def _secret_spans(text: str, needles: tuple[_Needle, ...]) -> list[Span]:
     spans = _value_spans(text, needles)
     spans.extend(find_spans(text))
-    return _merge(spans)
+    return merge_spans(spans)
 
 
 class StreamRedactor:
@@ -430,8 +414,8 @@ class StreamRedactor:
             return ""
         needles = _REGISTRY.needles + self._extra
         values = _value_spans(buf, needles)
-        shapes = _merge(find_spans(buf))
-        spans = _merge(values + list(shapes))
+        shapes = merge_spans(find_spans(buf))
+        spans = merge_spans(values + list(shapes))
         size = len(buf)
         cut = size - self._literal_tail(buf, needles)
         line_start = max(buf.rfind("\n"), buf.rfind("\r")) + 1

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from harnesses.shell import SubprocessShellExecutor, sandbox_available, sandbox_unavailable_reason
+from tests.security._user_git import user_git
 
 pytestmark = pytest.mark.skipif(
     not sandbox_available(), reason=f"bubblewrap unusable: {sandbox_unavailable_reason()}"
@@ -45,54 +45,10 @@ HOOKS = (
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The user's HOME (empty ``.gitconfig`` unless a case writes one), also Tandem's."""
-    path = tmp_path / "home"
-    path.mkdir()
-    monkeypatch.setenv("HOME", str(path))
-    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    return path
-
-
-@pytest.fixture
 def ws(tmp_path: Path) -> Path:
     path = tmp_path / "ws"
     path.mkdir()
     return path
-
-
-@pytest.fixture
-def marker(tmp_path: Path) -> Path:
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    return folder / "pwned"
-
-
-def user_git(cwd: Path, home: Path, *args: str, check: bool = False) -> str:
-    """The user's own plain git, unsandboxed, with a clean environment (HOME in tmp)."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "User",
-        "GIT_AUTHOR_EMAIL": "user@example.com",
-        "GIT_COMMITTER_NAME": "User",
-        "GIT_COMMITTER_EMAIL": "user@example.com",
-        "GIT_TERMINAL_PROMPT": "0",
-        "LANG": "C",
-    }
-    done = subprocess.run(
-        ["git", "-c", "protocol.file.allow=always", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=check,
-    )
-    return done.stdout + done.stderr
-
 
 def user_session(repo: Path, home: Path) -> None:
     """What the user does next in ``repo``: every step that runs hooks, fsmonitor or filters."""

@@ -31,47 +31,11 @@ from harnesses.shell.git_paths import disarm_planted
 from harnesses.spawn import ServiceRegistry
 from tests.security._procs import alive_with, marker_seconds, poll
 from tests.security._python import SANDBOX_PYTHON
+from tests.security._user_git import user_git
 
 pytestmark = pytest.mark.skipif(
     not sandbox_available(), reason=f"bubblewrap unusable: {sandbox_unavailable_reason()}"
 )
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The user's (and Tandem's) HOME, in tmp, with no global git config."""
-    path = tmp_path / "home"
-    path.mkdir()
-    monkeypatch.setenv("HOME", str(path))
-    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    return path
-
-
-@pytest.fixture
-def marker(tmp_path: Path) -> Path:
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    return folder / "pwned"
-
-
-def user_git(cwd: Path, home: Path, *args: str, check: bool = False) -> str:
-    """The user's own git, unsandboxed (what a planted redirection would hijack)."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "User",
-        "GIT_AUTHOR_EMAIL": "user@example.com",
-        "GIT_COMMITTER_NAME": "User",
-        "GIT_COMMITTER_EMAIL": "user@example.com",
-        "GIT_TERMINAL_PROMPT": "0",
-        "LANG": "C",
-    }
-    done = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=check
-    )
-    return done.stdout + done.stderr
 
 
 def user_session(repo: Path, home: Path) -> None:
