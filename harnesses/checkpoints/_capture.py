@@ -12,6 +12,7 @@ into the user's index file. All through the door.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -26,6 +27,8 @@ __all__ = ["capture_repo", "parts_refs", "write_back"]
 
 _GITLINK = "160000"
 _RECREATED = "tandem-recreated-git"
+#: A restore that re-initialised a half-removed ``.git`` in place records here what was left.
+_REMNANT = "tandem-repaired-git.json"
 
 
 def capture_repo(g: GitBackend) -> tuple[str | None, dict[str, Any], list[str]]:
@@ -119,26 +122,33 @@ def write_back(
     repo_meta = meta.get("repo")
     marker = store / _RECREATED
     if repo_meta is None:
-        if "repo" in meta and marker.exists() and (ws / ".git").is_dir():
-            if marker.read_text(encoding="utf-8").strip() == target_id:
+        if "repo" in meta and (ws / ".git").is_dir() and not (ws / ".git").is_symlink():
+            if _undo_repair(store, ws / ".git", target_id):
+                g.user_repo = None
+            elif marker.exists() and marker.read_text(encoding="utf-8").strip() == target_id:
                 shutil.rmtree(ws / ".git")
                 marker.unlink()
                 g.user_repo = None
         return
     repo = find_repo(ws)
     if repo is None:
-        if os.path.lexists(ws / ".git"):
+        dotgit = ws / ".git"
+        remnant = _remnant(dotgit)
+        if os.path.lexists(dotgit) and remnant is None:
             raise _parts_error("the workspace's .git is not a repository git can open")
         fmt = str(repo_meta.get("object_format") or "sha1")
+        if remnant is not None:  # e.g. the sandbox kept config and hooks of an rm -rf .git
+            _record_repair(store, dotgit, remnant, meta.get("_pre_restore_id", ""))
         run_git(["init", "-q", "--template=", f"--object-format={fmt}", str(ws)], cwd=ws)
         config = repo_meta.get("config")
         if config:
             data = run_git(["cat-file", "blob", config], cwd=ws, git_dir=store).stdout
-            (ws / ".git" / "config").write_bytes(data)
+            (dotgit / "config").write_bytes(data)
         repo = find_repo(ws)
         if repo is None:
             raise _parts_error("could not recreate the repository")
-        marker.write_text(meta.get("_pre_restore_id", "") + "\n", encoding="utf-8")
+        if remnant is None:
+            marker.write_text(meta.get("_pre_restore_id", "") + "\n", encoding="utf-8")
     g.user_repo = repo
     git_dir = repo.git_dir
     refs: dict[str, str] = dict(meta.get("refs") or {})
@@ -228,3 +238,51 @@ def _parts_error(message: str) -> Exception:
     from .store import CheckpointError
 
     return CheckpointError(message)
+
+
+def _remnant(dotgit: Path) -> list[str] | None:
+    """The entries of a ``.git`` folder that git cannot open (no ``HEAD`` or no objects: what
+    ``rm -rf .git`` leaves when the sandbox pins the folder and keeps ``config`` and
+    ``hooks`` read-only), or ``None`` when ``dotgit`` is not such a folder."""
+    if dotgit.is_symlink() or not dotgit.is_dir():
+        return None
+    names = sorted(entry.name for entry in os.scandir(dotgit))
+    if "HEAD" in names and "objects" in names:
+        return None  # a repository git refuses for another reason: not ours to touch
+    return names
+
+
+def _record_repair(store: Path, dotgit: Path, names: list[str], target_id: str) -> None:
+    """Remember what a half-removed ``.git`` held before a restore re-initialises it in
+    place, so that undoing the restore leaves exactly that again."""
+    config = dotgit / "config"
+    record = {
+        "target": target_id,
+        "entries": names,
+        "config": config.read_bytes().hex() if config.is_file() else None,
+    }
+    (store / _REMNANT).write_text(json.dumps(record), encoding="utf-8")
+
+
+def _undo_repair(store: Path, dotgit: Path, target_id: str) -> bool:
+    """Undo an in-place re-initialisation recorded by :func:`_record_repair` when
+    ``target_id`` is the state it replaced: what the restore added goes, the remnant's own
+    entries stay, its ``config`` gets its bytes back. Returns whether it did."""
+    path = store / _REMNANT
+    if not path.is_file():
+        return False
+    record = json.loads(path.read_text(encoding="utf-8"))
+    if record.get("target") != target_id:
+        return False
+    kept = set(record.get("entries") or [])
+    for entry in os.scandir(dotgit):
+        if entry.name not in kept:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+    config = record.get("config")
+    if config is not None:
+        (dotgit / "config").write_bytes(bytes.fromhex(config))
+    path.unlink()
+    return True
