@@ -1,11 +1,22 @@
 """Per-turn runner overhead against the local Responses server, Tandem vs the reference SDK.
 
-Runs N model round trips (a function tool call per turn, then a final message) and prints the
-client-side overhead per turn = (wall time - server handling time) / N, for N = 50 and 200.
-When ``openai-agents`` is installed (``pip install -e .[bench]``), the same workload runs on
-the reference SDK and the ratio is printed.
+Runs N model round trips (one function tool call per turn, whose output is ``--sizes`` bytes,
+then a final message) and prints the client-side overhead per turn: the gap between one
+request's answer and the next request's arrival, less nothing the server did (the server's own
+handling time is taken out). ``mean`` is over the whole run, ``last 10%`` over the last tenth of
+the turns (where the history, and so the body, is largest: a flat runner has both equal).
 
-Usage: ``python -m bench.runner_overhead [--turns 50 200] [--repeat 3]``
+Contenders: ``tandem`` (the whole history in every body, as for a server that does not store
+responses), ``tandem+prev_id`` (``auto_previous_response_id``: only the new items are sent) and,
+when ``openai-agents`` is installed (``pip install -e .[bench]``), ``openai-agents`` 0.24 on
+the same workload. The reference SDK's cost grows with the history (about 1 s per turn at
+200 turns x 20 KB), so it runs only up to ``--reference-max-kb`` KB of history (default 4,000;
+``--reference-max-kb 0`` leaves it out).
+
+Targets (issue 15, Done means): overhead per turn at 200 turns x 20 KB under 5 ms, and at
+1,000 turns x 200 B under 5 ms, read on the ``last 10%`` column of ``tandem``.
+
+Usage: ``python -m bench.runner_overhead [--turns 50 200 1000] [--sizes 200 20000] [--repeat 1]``
 """
 
 from __future__ import annotations
@@ -23,10 +34,17 @@ import openai
 from tests.support import items
 from tests.support.responses_server import ResponsesServer, ScriptedResponse
 
+#: (turns, output bytes) -> target ms per turn, on the ``last 10%`` figure.
+TARGETS_MS = {(200, 20_000): 5.0, (1000, 200): 5.0}
+
 
 def _responder(turns: int) -> Callable[[dict[str, Any]], ScriptedResponse]:
+    state = {"asked": 0}
+
     def answer(body: dict[str, Any]) -> ScriptedResponse:
-        done = sum(1 for i in body.get("input", []) if i.get("type") == "function_call_output")
+        # counted per request, not from the input, so it also serves previous_response_id runs
+        done = state["asked"]
+        state["asked"] += 1
         if done < turns:
             call = items.function_call("lookup", {"key": f"k{done}"}, call_id=f"call_{done}")
             return ScriptedResponse(output=[call])
@@ -35,104 +53,126 @@ def _responder(turns: int) -> Callable[[dict[str, Any]], ScriptedResponse]:
     return answer
 
 
-async def _tandem(base_url: str, turns: int) -> None:
-    from core import Agent, OpenAIResponsesModel, Runner, function_tool
+def _tandem_runner(size: int, *, previous_id: bool) -> Callable[[str, int], Any]:
+    async def run(base_url: str, turns: int) -> None:
+        from core import Agent, OpenAIResponsesModel, Runner, function_tool
 
-    @function_tool
-    def lookup(key: str) -> str:
-        """Look a key up."""
-        return f"value of {key}: " + "x" * 200
+        @function_tool
+        def lookup(key: str) -> str:
+            """Look a key up."""
+            return f"value of {key}: " + "x" * size
 
-    client = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
-    agent = Agent(
-        name="bench",
-        instructions="Benchmark.",
-        model=OpenAIResponsesModel("bench-model", client),
-        tools=[lookup],
-    )
-    result = await Runner.run(agent, "go", max_turns=turns + 5)
-    assert result.final_output == "finished"
-    await client.close()
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
+        agent = Agent(
+            name="bench",
+            instructions="Benchmark.",
+            model=OpenAIResponsesModel("bench-model", client),
+            tools=[lookup],
+        )
+        result = await Runner.run(
+            agent, "go", max_turns=turns + 5, auto_previous_response_id=previous_id
+        )
+        assert result.final_output == "finished"
+        await client.close()
 
-
-async def _reference(base_url: str, turns: int) -> None:
-    from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
-
-    set_tracing_disabled(True)
-
-    @function_tool
-    def lookup(key: str) -> str:
-        """Look a key up."""
-        return f"value of {key}: " + "x" * 200
-
-    client = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
-    agent = Agent(
-        name="bench",
-        instructions="Benchmark.",
-        model=OpenAIResponsesModel("bench-model", client),
-        tools=[lookup],
-    )
-    result = await Runner.run(agent, "go", max_turns=turns + 5)
-    assert result.final_output == "finished"
-    await client.close()
+    return run
 
 
-def _measure(runner: Callable[[str, int], Any], turns: int) -> tuple[float, float]:
-    """(overhead ms per turn over the whole run, overhead ms per turn over the last 10%)."""
+def _reference_runner(size: int) -> Callable[[str, int], Any]:
+    async def run(base_url: str, turns: int) -> None:
+        from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
+
+        set_tracing_disabled(True)
+
+        @function_tool
+        def lookup(key: str) -> str:
+            """Look a key up."""
+            return f"value of {key}: " + "x" * size
+
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
+        agent = Agent(
+            name="bench",
+            instructions="Benchmark.",
+            model=OpenAIResponsesModel("bench-model", client),
+            tools=[lookup],
+        )
+        result = await Runner.run(agent, "go", max_turns=turns + 5)
+        assert result.final_output == "finished"
+        await client.close()
+
+    return run
+
+
+def _measure(runner: Callable[[str, int], Any], turns: int) -> dict[str, float]:
+    """Overhead in ms per turn (whole run and last 10%) and the largest body in KB."""
     with ResponsesServer() as server:
         server.responder = _responder(turns)
         start = time.perf_counter()
         asyncio.run(runner(server.base_url, turns))
         wall = time.perf_counter() - start
         requests = server.requests
-        total = (wall - server.handling_time_s) / len(requests) * 1000
-        stamps = [getattr(r, "received_at", None) for r in requests]
-        late = total
-        if all(s is not None for s in stamps):
-            tail = max(2, len(requests) // 10)
-            gaps = [
-                (stamps[i] - stamps[i - 1] - requests[i - 1].handling_s) * 1000
-                for i in range(len(requests) - tail, len(requests))
-            ]
-            late = statistics.mean(gaps)
-        return total, late
+        mean = (wall - server.handling_time_s) / len(requests) * 1000
+        tail = max(2, len(requests) // 10)
+        gaps = [
+            (requests[i].received_at - requests[i - 1].received_at - requests[i - 1].handling_s)
+            * 1000
+            for i in range(len(requests) - tail, len(requests))
+        ]
+        body_kb = max(len(r.raw) for r in requests) / 1000
+        return {"mean_ms": mean, "last_ms": statistics.mean(gaps), "body_kb": body_kb}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--turns", type=int, nargs="+", default=[50, 200])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--turns", type=int, nargs="+", default=[50, 200, 1000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[200, 20_000])
+    parser.add_argument("--repeat", type=int, default=1, help="runs per figure (best is kept)")
+    parser.add_argument("--reference-max-kb", type=float, default=4_000)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     try:
         import agents  # noqa: F401
 
-        contenders: dict[str, Callable[[str, int], Any]] = {
-            "tandem": _tandem,
-            "openai-agents": _reference,
-        }
+        have_reference = True
     except ImportError:
-        contenders = {"tandem": _tandem}
-    rows: dict[str, dict[str, Any]] = {}
-    for turns in args.turns:
-        for name, runner in contenders.items():
-            runs = [_measure(runner, turns) for _ in range(args.repeat)]
-            rows.setdefault(str(turns), {})[name] = {
-                "per_turn_ms": min(r[0] for r in runs),
-                "last_turns_ms": min(r[1] for r in runs),
+        have_reference = False
+    rows: list[dict[str, Any]] = []
+    for size in args.sizes:
+        for turns in args.turns:
+            contenders: dict[str, Callable[[str, int], Any]] = {
+                "tandem": _tandem_runner(size, previous_id=False),
+                "tandem+prev_id": _tandem_runner(size, previous_id=True),
             }
+            history_kb = turns * (size + 150) / 1000
+            if have_reference and history_kb <= args.reference_max_kb:
+                contenders["openai-agents"] = _reference_runner(size)
+            for name, runner in contenders.items():
+                runs = [_measure(runner, turns) for _ in range(args.repeat)]
+                best = min(runs, key=lambda r: r["last_ms"])
+                target = TARGETS_MS.get((turns, size)) if name == "tandem" else None
+                rows.append(
+                    {"size": size, "turns": turns, "runner": name, "target_ms": target, **best}
+                )
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    print(f"{'turns':>6} {'runner':>14} {'overhead/turn':>14} {'last 10%/turn':>14} {'ratio':>8}")
-    for turns, by_name in rows.items():
-        ours = by_name["tandem"]["per_turn_ms"]
-        for name, fig in by_name.items():
-            ratio = f"{fig['per_turn_ms'] / ours:6.1f}x" if name != "tandem" else "     1x"
-            print(
-                f"{turns:>6} {name:>14} {fig['per_turn_ms']:>11.2f} ms {fig['last_turns_ms']:>11.2f} ms {ratio:>8}"
-            )
-    if "openai-agents" not in next(iter(rows.values())):
+    print(
+        f"{'output':>7} {'turns':>6} {'runner':>15} {'body':>9} {'mean/turn':>10} "
+        f"{'last 10%':>10} {'vs tandem':>9}  target"
+    )
+    ours = {(r["size"], r["turns"]): r for r in rows if r["runner"] == "tandem"}
+    for r in rows:
+        base = ours[(r["size"], r["turns"])]["last_ms"]
+        ratio = "" if r["runner"] == "tandem" else f"{r['last_ms'] / base:8.1f}x"
+        target = ""
+        if r["target_ms"] is not None:
+            verdict = "met" if r["last_ms"] < r["target_ms"] else "MISSED"
+            target = f"< {r['target_ms']:.0f} ms: {verdict}"
+        print(
+            f"{r['size']:>6}B {r['turns']:>6} {r['runner']:>15} {r['body_kb']:>7.0f}KB "
+            f"{r['mean_ms']:>7.2f} ms {r['last_ms']:>7.2f} ms {ratio:>9}  {target}"
+        )
+    if not have_reference:
         print("(openai-agents not installed: pip install -e '.[bench]' for the reference figures)")
 
 

@@ -19,7 +19,7 @@ from ._tool_exec import (
 )
 from .agent import Agent, ToolsToFinalOutputResult
 from .context import RunContextWrapper
-from .errors import MaxTurnsExceeded, ModelBehaviorError, UserError
+from .errors import MaxTurnsExceeded, ModelBehaviorError, ModelProviderError, UserError
 from .events import (
     AgentUpdatedStreamEvent,
     RawResponsesStreamEvent,
@@ -166,10 +166,19 @@ class RunLoop:
             self.tool_use_tracker = {}
             self.last_output = None
         self.history = InputHistory(ItemHelpers.input_to_new_input_list(self.original_input))
+        # call ids (and MCP approval request ids) already answered: kept as items are recorded,
+        # never rebuilt over the whole run (issue 15, item 4)
+        self.done_ids: set[str] = set()
         for item in self.generated:
+            _note_done(self.done_ids, item)
             wire = item.to_input_item()
             if wire is not None:
                 self.history.append(wire)
+        self.auto_previous_response_id = (
+            self.auto_previous_response_id or self.run_config.auto_previous_response_id
+        )
+        self.chain_only = bool(self.auto_previous_response_id and not self.conversation_id)
+        self.chain_only = self.chain_only and previous_response_id is None
         self.server_managed = bool(
             self.previous_response_id or self.conversation_id or self.auto_previous_response_id
         )
@@ -183,6 +192,7 @@ class RunLoop:
     def _record(self, items: list[RunItem], *, stream: bool = True) -> None:
         for item in items:
             self.generated.append(item)
+            _note_done(self.done_ids, item)
             wire = item.to_input_item()
             if wire is not None:
                 self.history.append(wire)
@@ -307,7 +317,7 @@ class RunLoop:
         if includes:
             settings.include = list(dict.fromkeys([*(settings.include or []), *includes]))
         if self.server_managed and (self.previous_response_id or self.conversation_id):
-            history = InputHistory(self.history.tail(self.sent_upto))
+            history = self.history.view(self.sent_upto)  # the unsent tail, bytes cached
         else:
             history = self.history
         return ModelRequest(
@@ -336,9 +346,29 @@ class RunLoop:
             request.instructions,
             request.input.items,
         )
-        response = await self._fetch(model, request, streamed)
+        try:
+            response = await self._fetch(model, request, streamed)
+        except ModelProviderError as exc:
+            if not self._chain_refused(request, exc):
+                raise
+            # the server does not keep responses (or lost this one): send the whole history
+            logger.warning("previous_response_id refused (%s); sending the full history", exc)
+            self.server_managed = self.auto_previous_response_id = self.chain_only = False
+            self.previous_response_id = None
+            request = await self._build_request()
+            response = await self._fetch(model, request, streamed)
         await call_hook(self.hooks, self.agent, "on_llm_end", self.ctx, self.agent, response)
         return response
+
+    def _chain_refused(self, request: ModelRequest, exc: ModelProviderError) -> bool:
+        """Whether ``exc`` is the server refusing a ``previous_response_id`` this run chose on
+        its own (``auto_previous_response_id``): then the run goes on with full bodies."""
+        return (
+            self.chain_only
+            and request.previous_response_id is not None
+            and exc.status_code in (400, 404)
+            and "previous" in str(exc).lower()
+        )
 
     async def _fetch(self, model: Model, request: ModelRequest, streamed: bool) -> ModelResponse:
         if not streamed:
@@ -373,17 +403,9 @@ class RunLoop:
             self._record(processed.items)
             if self.server_managed:
                 self.sent_upto = len(self.history)
-        done = {
-            str(i.raw_item.get("call_id"))
-            for i in self.generated
-            if isinstance(i, ToolCallOutputItem)
-        }
-        done.update(
-            str(i.raw_item.get("approval_request_id"))
-            for i in self.generated
-            if isinstance(i, MCPApprovalResponseItem)
+        outcome = await run_tools(
+            agent, processed, self.ctx, self.run_config, self.done_ids, self.hooks
         )
-        outcome = await run_tools(agent, processed, self.ctx, self.run_config, done, self.hooks)
         self._record(list(outcome.outputs))
         self._record(list(outcome.notes), stream=False)
         if outcome.outputs:
@@ -431,6 +453,15 @@ class RunLoop:
                 return value
             return None
         raise UserError(f"Invalid tool_use_behavior: {behavior!r}")
+
+
+def _note_done(done: set[str], item: RunItem) -> None:
+    """Add the id an item answers to ``done``: a tool output's ``call_id``, an MCP approval
+    response's ``approval_request_id`` (what ``run_tools`` must not run again)."""
+    if isinstance(item, ToolCallOutputItem):
+        done.add(str(item.raw_item.get("call_id")))
+    elif isinstance(item, MCPApprovalResponseItem):
+        done.add(str(item.raw_item.get("approval_request_id")))
 
 
 class _FunctionToolResult:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict
 
@@ -47,19 +48,57 @@ class AgentBase(Generic[TContext]):
     name: str
     handoff_description: str | None = None
     tools: list[Any] = field(default_factory=list)
+    #: local MCP servers (:mod:`core.mcp`, issue 18); their tools come first, as in ``agents.Agent``.
+    mcp_servers: list[Any] = field(default_factory=list)
+    #: ``convert_schemas_to_strict``, ``failure_error_function``, ``include_server_in_tool_names``.
+    mcp_config: dict[str, Any] = field(default_factory=dict)
+
+    async def get_mcp_tools(self, run_context: RunContextWrapper[TContext]) -> list[Any]:
+        """The function tools of :attr:`mcp_servers` (issue 18; ``core.mcp.get_mcp_tools``)."""
+        from .mcp.agent_tools import get_mcp_tools
+
+        return await get_mcp_tools(self, run_context)
 
     async def get_all_tools(self, run_context: RunContextWrapper[TContext]) -> list[Any]:
-        """The tools enabled for this turn, in declaration order (spec §1.11)."""
+        """The tools enabled for this turn, in declaration order (spec §1.11).
+
+        The ``is_enabled`` checks run concurrently. When one raises, the checks still running
+        are cancelled and that error is raised (openai-agents 0.24 ``Agent.get_all_tools``).
+
+        Raises:
+            Exception: the first error an ``is_enabled`` callable raised.
+            UserError: an enabled Codex tool shares its name with another enabled tool.
+        """
         from .tools.function import FunctionTool, evaluate_is_enabled
 
-        enabled: list[Any] = []
-        for tool in self.tools:
-            if isinstance(tool, FunctionTool) and not await evaluate_is_enabled(
-                tool, run_context, self
-            ):
-                continue
-            enabled.append(tool)
-        return enabled
+        checks = [
+            evaluate_is_enabled(tool, run_context, self) if isinstance(tool, FunctionTool) else None
+            for tool in self.tools
+        ]
+        results = await _gather_cancelling_siblings(checks)
+        mcp_tools = await self.get_mcp_tools(run_context) if self.mcp_servers else []
+        tools = [
+            *mcp_tools,
+            *(t for t, enabled in zip(self.tools, results, strict=True) if enabled),
+        ]
+        from .tools.codex import validate_codex_tool_names
+
+        validate_codex_tool_names(tools)  # openai-agents 0.24 checks the enabled tools here
+        return tools
+
+
+async def _gather_cancelling_siblings(checks: list[Coroutine[Any, Any, bool] | None]) -> list[bool]:
+    """Await ``checks`` concurrently (``None`` = enabled); on the first error cancel the rest."""
+    tasks = {i: asyncio.ensure_future(c) for i, c in enumerate(checks) if c is not None}
+    if tasks:
+        done, pending = await asyncio.wait(tasks.values(), return_when=asyncio.FIRST_EXCEPTION)
+        failed = next((t for t in tasks.values() if t in done and t.exception()), None)
+        if failed is not None:
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            raise failed.exception()  # type: ignore[misc]
+    return [True if c is None else tasks[i].result() for i, c in enumerate(checks)]
 
 
 @dataclass(eq=False)
@@ -70,7 +109,9 @@ class Agent(AgentBase[TContext]):
         instructions: the system prompt: a string, or ``(run_context, agent) -> str`` (sync or
             async) evaluated at every turn. Sent as the request's ``instructions``.
         model: a model name (resolved by the run's provider) or a :class:`~core.models.Model`.
-        model_settings: :class:`ModelSettings` for this agent.
+        model_settings: :class:`ModelSettings` for this agent. Left unset, a model resolved
+            by name sends its defaults (:func:`~core.model_settings.get_default_model_settings`:
+            ``text.verbosity`` and a reasoning effort for GPT-5 models, as openai-agents 0.24).
         tools: function tools, local runtime tools and hosted tools, in wire order.
         handoffs: agents this one may hand off to (sent as ``transfer_to_<name>`` tools).
         output_type: ``None``/``str`` for text, or a type validated from the final message's
@@ -85,7 +126,7 @@ class Agent(AgentBase[TContext]):
 
     instructions: str | Callable[[RunContextWrapper[TContext], Agent[TContext]], Any] | None = None
     model: str | Model | None = None
-    model_settings: ModelSettings = field(default_factory=ModelSettings)
+    model_settings: ModelSettings = field(default_factory=ModelSettings.implicit)
     handoffs: list[Any] = field(default_factory=list)
     output_type: Any = None
     tool_use_behavior: ToolUseBehavior = "run_llm_again"

@@ -49,6 +49,10 @@ class RunConfig:
         tool_error_formatter: ``(ToolErrorFormatterArgs) -> str | None`` for rejection and
             not-found texts.
         workflow_name: a label for logs and journals.
+        auto_previous_response_id: as ``Runner.run(auto_previous_response_id=True)`` for every
+            run with this config: after the first turn, send only the new items with the last
+            response's ``previous_response_id`` (the server must store responses; Tandem's
+            ``use_previous_response_id`` setting; issue 15, item 4).
     """
 
     model: str | Model | None = None
@@ -59,3 +63,4 @@ class RunConfig:
     tool_error_formatter: Callable[[ToolErrorFormatterArgs], Any] | None = None
     workflow_name: str = "Agent workflow"
     trace_metadata: dict[str, Any] | None = None
+    auto_previous_response_id: bool = False

@@ -25,6 +25,7 @@ from pydantic import (
 
 from ._util import write_private_file
 from .errors import UserError
+from .mcp.config import LocalMcpServer, hosted_servers_toml, local_servers_toml, tables_from_toml
 from .policy.modes import ApprovalMode
 from .redaction import register_secret
 from .secret_handoff import handed_over
@@ -72,6 +73,8 @@ _STORED_FIELDS = (
     "sandbox_enabled",
     "chromium_path",
     "codex_path",
+    "codex_use_login",
+    "codex_stall_seconds",
     "rules_file",
     "recent_folders",
     "last_folder",
@@ -80,12 +83,14 @@ _STORED_FIELDS = (
     "image_generation",
     "explorer",
     "mcp_servers",
+    "hosted_mcp_servers",
     "sandbox_hidden_paths",
     "sandbox_shown_paths",
     "checkpoint_cap_bytes",
     "checkpoint_keep_count",
     "checkpoint_keep_days",
     "checkpoint_min_age_minutes",
+    "shell_input_wait_seconds",
 )
 _CHECKPOINT_FIELDS = (
     "checkpoint_cap_bytes",
@@ -233,6 +238,11 @@ class Settings(BaseModel):
         chromium_path: the Chromium executable for the browser tool; must exist and be
             executable when set (``~`` is expanded).
         codex_path: the Codex CLI executable; same checks.
+        codex_use_login: run the Codex delegate on the user's own Codex CLI sign-in
+            (``codex login``, e.g. ChatGPT) instead of Tandem's model, server and key
+            (default off; docs/delegates.md).
+        codex_stall_seconds: seconds without an event from Codex before its card shows it
+            as stalled, with *Stop* (default 60; > 0).
         rules_file: the JSON file of the user's allow/ask/deny rules; ``None`` means
             ``settings_dir() / "rules.json"`` (see :attr:`rules_path`).
         recent_folders: recently opened folders, most recent first, without duplicates; longer
@@ -244,7 +254,11 @@ class Settings(BaseModel):
             default off).
         image_generation: offer OpenAI's hosted image generation (default off).
         mcp_servers: remote MCP servers offered as hosted ``mcp`` tools (:class:`McpServer`;
-            default none); labels must be unique. Written as ``[[mcp_servers]]`` tables.
+            default none); labels must be unique. Written as ``[hosted_mcp_servers.LABEL]``
+            tables (an old ``[[mcp_servers]]`` list is read, with a migration note).
+        local_mcp_servers: local MCP servers by name (:class:`core.mcp.config.LocalMcpServer`,
+            the Codex CLI's keys; issue 18), written as ``[mcp_servers.NAME]`` tables.
+        migration_notes: what loading changed in the file's form (not written).
         explorer: offer the read-only *Explorer* sub-agent (``explore_repository``; default
             on).
         sandbox_hidden_paths: files or folders the sandbox hides in addition to the defaults
@@ -258,6 +272,9 @@ class Settings(BaseModel):
             default 30).
         checkpoint_min_age_minutes: retention never deletes a checkpoint younger than this
             (minutes; default 60), nor the latest one or the one *Undo restore* needs.
+        shell_input_wait_seconds: a shell command found waiting for input on a terminal
+            (no output, no CPU) for this many seconds is ended with a hint (seconds;
+            default 3; 0 turns it off; docs/shell.md).
     """
 
     model_config = ConfigDict(validate_assignment=True, extra="forbid", frozen=False)
@@ -270,6 +287,8 @@ class Settings(BaseModel):
     sandbox_enabled: bool = True
     chromium_path: Path | None = None
     codex_path: Path | None = None
+    codex_use_login: bool = False
+    codex_stall_seconds: float = Field(default=60.0, gt=0)
     rules_file: Path | None = None
     recent_folders: list[Path] = Field(default_factory=list)
     last_folder: Path | None = None
@@ -277,6 +296,8 @@ class Settings(BaseModel):
     code_interpreter: bool = False
     image_generation: bool = False
     mcp_servers: list[McpServer] = Field(default_factory=list)
+    local_mcp_servers: dict[str, LocalMcpServer] = Field(default_factory=dict)
+    migration_notes: list[str] = Field(default_factory=list, exclude=True)
     explorer: bool = True
     sandbox_hidden_paths: list[Path] = Field(default_factory=list)
     sandbox_shown_paths: list[Path] = Field(default_factory=list)
@@ -284,6 +305,7 @@ class Settings(BaseModel):
     checkpoint_keep_count: int = Field(default=200, ge=1)
     checkpoint_keep_days: float = Field(default=30.0, gt=0)
     checkpoint_min_age_minutes: float = Field(default=60.0, ge=0)
+    shell_input_wait_seconds: float = Field(default=3.0, ge=0)
 
     @field_validator("model")
     @classmethod
@@ -377,6 +399,15 @@ class Settings(BaseModel):
             if server.label in seen:
                 raise ValueError(f"duplicate MCP server label {server.label!r}")
             seen.add(server.label)
+        return value
+
+    @field_validator("local_mcp_servers")
+    @classmethod
+    def _local_names(cls, value: dict[str, LocalMcpServer]) -> dict[str, LocalMcpServer]:
+        from .mcp.config import check_server_name
+
+        for name in value:
+            check_server_name(name)
         return value
 
     @model_validator(mode="after")
@@ -476,6 +507,10 @@ def _to_toml(settings: Settings, stored_key: str | None) -> str:
         "sandbox_enabled": settings.sandbox_enabled,
         "chromium_path": settings.chromium_path,
         "codex_path": settings.codex_path,
+        "codex_use_login": settings.codex_use_login or None,
+        "codex_stall_seconds": (
+            None if settings.codex_stall_seconds == 60.0 else settings.codex_stall_seconds
+        ),
         "rules_file": settings.rules_file,
         "recent_folders": [str(f) for f in settings.recent_folders],
         "last_folder": settings.last_folder,
@@ -486,7 +521,7 @@ def _to_toml(settings: Settings, stored_key: str | None) -> str:
         "sandbox_hidden_paths": [str(p) for p in settings.sandbox_hidden_paths] or None,
         "sandbox_shown_paths": [str(p) for p in settings.sandbox_shown_paths] or None,
     }
-    for name in _CHECKPOINT_FIELDS:  # written only when changed from the default
+    for name in (*_CHECKPOINT_FIELDS, "shell_input_wait_seconds"):  # only when not default
         value = getattr(settings, name)
         values[name] = None if value == Settings.model_fields[name].default else value
     lines = ["# Tandem settings (written by the app; edit while it is closed).", ""]
@@ -497,20 +532,24 @@ def _to_toml(settings: Settings, stored_key: str | None) -> str:
         if isinstance(value, Path):
             value = str(value)
         lines.append(f"{key} = {_toml_value(value)}")
-    # Tables last: every key after a [[table]] header belongs to that table.
-    for server in settings.mcp_servers:
-        lines += ["", "[[mcp_servers]]"]
-        for key, value in server.model_dump(exclude_none=True).items():
-            lines.append(f"{key} = {_toml_value(value)}")
+    # Tables last: every key after a [table] header belongs to that table (issue 18 layout).
+    lines += hosted_servers_toml(settings.mcp_servers)
+    lines += local_servers_toml(settings.local_mcp_servers)
     return "\n".join(lines) + "\n"
 
 
 def _describe_error(error: Any) -> str:
     loc = ".".join(str(part) for part in error.get("loc", ())) or "settings"
+    if loc.startswith("local_mcp_servers"):  # the file's name of the table (issue 18)
+        loc = loc.removeprefix("local_")
     message = str(error.get("msg", "invalid value"))
     message = message.removeprefix("Value error, ")
     if error.get("type") == "extra_forbidden":
         parts = tuple(error.get("loc", ()))
+        if len(parts) > 2 and parts[0] == "local_mcp_servers":  # issue 18: [mcp_servers.NAME]
+            known = ", ".join(LocalMcpServer.model_fields)
+            table = ".".join(["mcp_servers", *(str(p) for p in parts[1:-1])])
+            return f"unknown key {str(parts[-1])!r} in {table!r} (known keys: {known})"
         if len(parts) > 1 and parts[0] == "mcp_servers":
             known = ", ".join(McpServer.model_fields)
             table = ".".join(str(part) for part in parts[:-1])
@@ -567,7 +606,12 @@ def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
     if isinstance(table.get("api_key"), str):  # issue 11: even when the environment's wins
         register_secret(table["api_key"].strip(), source="settings:api_key")
     env_key = (handed_over(API_KEY_ENV) or os.environ.get(API_KEY_ENV, "")).strip()
-    data = dict(table)
+    notes: list[str] = []
+    data = tables_from_toml(dict(table), notes)  # issue 18: [mcp_servers.NAME] + hosted ones
+    if notes:
+        data["migration_notes"] = notes
+        for note in notes:
+            logger.info("settings file %s: %s", file, note)
     if env_key:
         data["api_key"] = env_key
         data["api_key_source"] = "env"
@@ -618,7 +662,9 @@ def save_settings(settings: Settings, path: str | os.PathLike[str] | None = None
     if file.is_file():
         try:
             table = _read_table(file)
-            Settings.model_validate({k: v for k, v in (table or {}).items() if k != "api_key"})
+            Settings.model_validate(
+                tables_from_toml({k: v for k, v in (table or {}).items() if k != "api_key"})
+            )
         except (UserError, ValidationError):
             table = None
             _keep_invalid(file)

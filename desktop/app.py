@@ -27,7 +27,9 @@ from core.policy import RuleStore
 from core.redaction import install_log_redaction
 from core.settings import Settings, load_settings
 from harnesses.browser import BrowserNotFoundError, PlaywrightComputer, find_chromium
+from harnesses.browser.domains import AllowedDomainsPolicy
 from harnesses.browser.gated import ActionGate, GatedComputer
+from harnesses.browser.navigation import navigation_tools
 from harnesses.checkpoints import retention_from_settings
 from harnesses.sessions import SessionJournal
 from harnesses.sessions.journal import default_journal_path
@@ -40,6 +42,8 @@ from .controller import Controller
 from .delegates import codex_delegate
 from .gc_policy import install_gui_thread_gc
 from .main_window import MainWindow
+from .mcp_session import MCP_CONFIG, WindowMcp
+from .review_journal import pending_reviews
 from .subagents import explorer_tool
 from .views.browser_placeholder import BrowserPlaceholder
 from .views.sessions_list import SessionSummary
@@ -91,20 +95,31 @@ class _CodexRelay:
 
     def __init__(self) -> None:
         self.target: Any = None
+        self.stall_target: Any = None
 
     def __call__(self, event: Any) -> None:
         if self.target is not None:
             self.target(event)
 
+    def stall(self, stalled: bool, idle_seconds: float, stop: Any) -> None:
+        """A Codex turn stalled (or resumed): forwarded to ``Controller.on_codex_stall``."""
+        if self.stall_target is not None:
+            self.stall_target(stalled, idle_seconds, stop)
+
 
 def _agent_factory(
-    settings: Settings, relay: _CodexRelay, computer: GatedComputer | None = None
+    settings: Settings,
+    relay: _CodexRelay,
+    computer: GatedComputer | None = None,
+    mcp: WindowMcp | None = None,
 ) -> Any:
     def build(workspace: Workspace) -> Agent[Any]:
         tools: list[Any] = workspace.tools()
         if computer is not None:
-            tools.append(ComputerTool(computer))
-        codex = codex_delegate(workspace, codex_path=settings.codex_path, on_stream=relay)
+            policy = AllowedDomainsPolicy()  # goto and Ctrl+L ask as actions off-site do
+            tools.append(ComputerTool(computer, needs_approval=policy))
+            tools += navigation_tools(computer, policy)  # issue 17: goto/back/forward
+        codex = codex_delegate(workspace, settings=settings, on_stream=relay, on_stall=relay.stall)
         if codex is not None:
             tools.append(codex)
         tools += hosted_tools(settings)
@@ -115,6 +130,8 @@ def _agent_factory(
             instructions=read_text("prompts", "default_instructions.md"),
             model=settings.model,
             tools=tools,
+            mcp_servers=mcp.agent_servers() if mcp is not None else [],  # issue 18
+            mcp_config=MCP_CONFIG,
         )
 
     return build
@@ -144,9 +161,16 @@ class _Session:
             folder = copy_sample_repo(self.workdir / "inventory")
             self.task: str | None = demo_session(options.scenario)["task"]
             mode = "ask"
+            if options.scenario == "browser":  # real Chromium, a throw-away profile (issue 17)
+                self.browser = PlaywrightComputer(throwaway=True)
+                gate = ActionGate()
+                gated = GatedComputer(self.browser, gate)
+                self.browser_session = BrowserSession(self.browser, gate)
 
             def factory(workspace: Workspace) -> Agent[Any]:
-                return build_demo_agent(workspace, delay_s=0.4, scenario=options.scenario)[0]
+                return build_demo_agent(
+                    workspace, delay_s=0.4, scenario=options.scenario, computer=gated
+                )[0]
 
             self.factory: Any = factory
         else:
@@ -163,7 +187,8 @@ class _Session:
                 gate = ActionGate()
                 gated = GatedComputer(self.browser, gate)
                 self.browser_session = BrowserSession(self.browser, gate)
-            self.factory = _agent_factory(self.settings, self.codex_relay, gated)
+            self.mcp = WindowMcp(self.settings, folder, lambda: self.workspace.mode)
+            self.factory = _agent_factory(self.settings, self.codex_relay, gated, self.mcp)
         self.rules_store = RuleStore(self.settings.rules_path)
         try:
             rules = list(self.rules_store.list())
@@ -182,12 +207,15 @@ class _Session:
             checkpoint_cap_bytes=self.settings.checkpoint_cap_bytes,
             checkpoint_retention=retention_from_settings(self.settings),
         )
+        self.workspace.executor.input_wait_s = self.settings.shell_input_wait_seconds or None
         journal_path = options.journal_path or (
             self.workdir / "journal.sqlite3" if self.workdir else default_journal_path()
         )
         self.journal = SessionJournal(journal_path)
         title = self.task or f"Session in {folder.name}"
-        self.session_id = self.journal.create_session(folder, title[:80])
+        #: The session is reopened (it was interrupted or waits for the user), not new.
+        self.resumed = None if options.demo else _session_to_resume(self.journal, folder)
+        self.session_id = self.resumed or self.journal.create_session(folder, title[:80])
         self.controller = Controller(
             self.workspace,
             self.factory,
@@ -197,6 +225,7 @@ class _Session:
             session_id=self.session_id,
         )
         self.codex_relay.target = self.controller.on_codex_event
+        self.codex_relay.stall_target = self.controller.on_codex_stall
         self.window = MainWindow(
             self.controller,
             self.settings,
@@ -205,6 +234,8 @@ class _Session:
         )
         if not options.demo:
             self.window.settingsChanged.connect(lambda s: self._settings_changed(s, gated))
+            self.mcp.attach(self.window)  # issue 18: states in the top bar and Settings
+            self.mcp.start()
         if self.browser_error and isinstance(self.window.browser, BrowserPlaceholder):
             self.window.browser.set_message(f"The browser tool is off: {self.browser_error}")
 
@@ -214,12 +245,15 @@ class _Session:
         self.workspace.set_sandbox_paths(
             settings.sandbox_hidden_paths, settings.sandbox_shown_paths
         )
+        self.workspace.executor.input_wait_s = settings.shell_input_wait_seconds or None
         if self.workspace.sandbox_available:  # the indicator lists what is hidden now
             summary = self.workspace.sandbox_summary()
             self.window.top_bar.set_sandbox_protection(
                 list(summary.hidden), list(summary.protected)
             )
-        self.factory = _agent_factory(settings, self.codex_relay, computer)
+        if not self.options.demo:
+            self.mcp.replace(settings)
+        self.factory = _agent_factory(settings, self.codex_relay, computer, getattr(self, "mcp", None))
         self.controller.set_agent_factory(self.factory, _run_config(settings))
 
     def sessions(self) -> list[SessionSummary]:
@@ -228,6 +262,8 @@ class _Session:
 
     async def close(self) -> None:
         await self.controller.shutdown()
+        if hasattr(self, "mcp"):
+            await self.mcp.aclose()
         if self.browser_session is not None:
             await self.browser_session.close()
         if self.browser is not None:
@@ -288,6 +324,8 @@ def run_app(options: AppOptions) -> int:
         lambda _running: window.sessions.set_sessions(session.sessions())
     )
     window.show()
+    if session.resumed:  # interrupted, or a review or an approval waits: back where it was
+        session.controller.load_session(session.resumed)
     session.controller.refresh_checkpoints()
     prewarm = loop.run_in_executor(None, _prewarm_lexers)  # first diffs then open without a stall
     if session.task:
@@ -337,6 +375,20 @@ def _prewarm_lexers() -> None:
         lexer_for_path(name)
 
 
+def _session_to_resume(journal: SessionJournal, folder: Path) -> str | None:
+    """The folder's latest session when it did not end: a change waits for review, an
+    approval waits, or Tandem stopped in the middle of a run (a crash, a kill); else
+    ``None`` (a new session is started)."""
+    records = journal.sessions(folder)
+    if not records:
+        return None
+    latest = records[0]
+    if latest.status == "awaiting_approval" or (latest.status == "active" and latest.event_count):
+        return latest.id
+    events = ((e.kind, e.payload) for e in journal.events(latest.id))
+    return latest.id if pending_reviews(events) else None
+
+
 def _open_session(session: _Session, session_id: str) -> None:
     if session_id == session.controller.session_id or session.controller.is_running:
         return
@@ -374,7 +426,7 @@ def _drive_screenshots(session: _Session, path: Path, closed: asyncio.Future[Non
         if not running:
 
             def finish() -> None:
-                window.tabs.setCurrentIndex(1)
+                window.tabs.setCurrentIndex(2 if session.browser is not None else 1)
                 QTimer.singleShot(800, final)
 
             def final() -> None:
@@ -387,6 +439,8 @@ def _drive_screenshots(session: _Session, path: Path, closed: asyncio.Future[Non
                             card.toggle_body()
                         window.conversation.reveal(search_cards[0])
                     QTimer.singleShot(400, nested)
+                elif session.browser is not None:  # the browser demo: the form error is the shot
+                    closed.done() or closed.set_result(None)
                 else:
                     sandbox_menu()
 

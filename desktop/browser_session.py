@@ -23,6 +23,7 @@ from harnesses.browser import (
     PlaywrightComputer,
 )
 from harnesses.browser.gated import ActionGate, GateState
+from harnesses.browser.navigation import normalize_address
 
 __all__ = ["BrowserSession", "LoggedAction", "PageInput"]
 
@@ -32,7 +33,9 @@ logger = logging.getLogger("desktop")
 #: input to reach the page, in seconds.
 _STOP_TIMEOUT_S = 5.0
 
-InputKind = Literal["move", "down", "up", "wheel", "key_down", "key_up", "text"]
+InputKind = Literal[
+    "move", "down", "up", "wheel", "key_down", "key_up", "text", "goto", "back", "forward", "reload"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +66,9 @@ class PageInput:
         click_count: 2 for the press and release of a double click.
         dx, dy: wheel deltas in pixels (positive ``dy`` scrolls down).
         key: the key name for ``key_down``/``key_up``.
-        text: the characters for ``text``.
+        text: the characters for ``text``; the typed address for ``goto`` (normalised like
+            an address bar: ``localhost:8000`` → ``http://localhost:8000``). ``back``,
+            ``forward`` and ``reload`` are the view's navigation buttons.
     """
 
     kind: InputKind
@@ -127,6 +132,8 @@ class BrowserSession(QObject):
         actionMarked(LoggedAction): the agent performed an action.
         urlChanged(str): the page's URL.
         controlChanged(bool): ``True`` when the user has control.
+        agentChanged(bool): ``True`` while an agent run is going on (the status line says
+            *idle* otherwise).
         gateChanged(GateState): the gate's state (which agent action waits or runs).
         streamingChanged(bool): the screencast started or stopped.
         notice(str, str): a message for the user and its level (``info``/``warning``/``error``).
@@ -139,6 +146,7 @@ class BrowserSession(QObject):
     gateChanged = Signal(object)
     streamingChanged = Signal(bool)
     notice = Signal(str, str)
+    agentChanged = Signal(bool)
 
     def __init__(
         self,
@@ -155,6 +163,8 @@ class BrowserSession(QObject):
         self._autostart = autostart
         self._quality = quality
         self._user_control = False
+        self._url_at_take = ""
+        self._agent_running = False
         self._streaming = False
         self._starting = False
         self._closed = False
@@ -190,6 +200,18 @@ class BrowserSession(QObject):
     def user_has_control(self) -> bool:
         """Whether the user has taken control (their input goes to the page)."""
         return self._user_control
+
+    @property
+    def agent_running(self) -> bool:
+        """Whether an agent run is going on (:meth:`set_agent_running`)."""
+        return self._agent_running
+
+    @Slot(bool)
+    def set_agent_running(self, running: bool) -> None:
+        """The controller's ``runningChanged``: the status line's *idle* / *agent driving*."""
+        if running != self._agent_running:
+            self._agent_running = running
+            self.agentChanged.emit(running)
 
     @property
     def streaming(self) -> bool:
@@ -354,7 +376,7 @@ class BrowserSession(QObject):
     @Slot(str, str, object, str)
     def on_tool_updated(self, call_id: str, status: str, duration: Any, summary: str) -> None:
         """The controller's ``toolUpdated``: a finished call stops owning actions."""
-        if status in ("completed", "failed", "rejected") and call_id in self._calls:
+        if status in ("completed", "failed", "rejected", "killed", "cancelled", "interrupted") and call_id in self._calls:
             self._calls.remove(call_id)
 
     # -- control -------------------------------------------------------------------------------
@@ -364,13 +386,16 @@ class BrowserSession(QObject):
         if self._closed or self._user_control:
             return
         self._user_control = True
+        self._url_at_take = self.computer.current_url
         self.gate.pause()
         self.controlChanged.emit(True)
 
     @Slot()
     def hand_back(self) -> None:
         """Stop forwarding input; once the queued input ran and held buttons and keys are
-        released, the agent's actions go on."""
+        released, the agent's actions go on. When the user left the page on another URL than
+        they took it on, the agent's next action is replaced by a note naming the URL (a
+        ``BrowserNote``: a fresh screenshot and the note reach the model, issue 17)."""
         if not self._user_control:
             return
         self._user_control = False
@@ -387,6 +412,12 @@ class BrowserSession(QObject):
         except TimeoutError:  # a hung page must not keep the agent waiting for ever
             logger.warning("the user's input did not finish; handing back anyway")
         if not self._user_control:
+            url = self.computer.current_url or "about:blank"
+            if url != self._url_at_take:  # the agent's next action was planned elsewhere
+                self.gate.leave_note(
+                    "The user took control of the browser and has handed it back. The page is "
+                    f"now {url}; your last screenshot is out of date (a fresh one is attached)."
+                )
             self.gate.resume()
 
     @Slot(object)
@@ -459,3 +490,19 @@ class BrowserSession(QObject):
             self._held_keys.discard(event.key)
         elif kind == "text":
             await keyboard.type(event.text)
+        elif kind == "goto":
+            try:
+                url = normalize_address(event.text)
+            except ValueError as exc:
+                self.notice.emit(f"Not an address: {exc}", "warning")
+                return
+            try:
+                await page.goto(url)
+            except Exception as exc:
+                self.notice.emit(f"Could not open {url}: {str(exc).splitlines()[0]}", "warning")
+        elif kind == "back":
+            await page.go_back()
+        elif kind == "forward":
+            await page.go_forward()
+        elif kind == "reload":
+            await page.reload()

@@ -47,10 +47,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument(
         "--scenario",
-        choices=["fix", "research"],
+        choices=["fix", "research", "browser"],
         default="fix",
         help="fix: find and fix a bug, run the tests (default); research: hosted tools "
-        "(web search, code interpreter, MCP, tool search, image generation) and a sub-agent",
+        "(web search, code interpreter, MCP, tool search, image generation) and a sub-agent; "
+        "browser: a dev server, real Chromium, a form error (issue 17)",
     )
     run = sub.add_parser("run", help="run a task in a repository from the terminal")
     run.add_argument("task", help="what the agent should do")

@@ -12,6 +12,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
@@ -38,8 +39,18 @@ from harnesses.shell import ShellCommandFinished, ShellCommandStarted, ShellEven
 from harnesses.workspace import Workspace
 
 from .event_relay import EventRelay
+from .mcp_cards import mcp_call
+from .review_journal import (
+    PendingReview,
+    decision_record,
+    landed_counts,
+    pending_reviews,
+    proposal_record,
+)
 from .views.approval_panel import ApprovalRequest
 from .views.diff_highlight import lexer_for_path
+from .views.diff_model import HunkDecision as DiffHunkDecision
+from .views.diff_model import Verdict
 
 __all__ = ["Controller"]
 
@@ -79,6 +90,12 @@ class Controller(QObject):
     approvalWithdrawn = Signal(str)
     proposalSubmitted = Signal(object)
     proposalClosed = Signal(str)
+    #: A proposal's review was withdrawn (the run stopped): no longer appliable.
+    proposalWithdrawn = Signal(str)
+    #: Decisions restored for a proposal reopened from the journal: ``(id, {hunk: decision})``.
+    reviewDecisionsRestored = Signal(str, object)
+    #: Whether *Undo restore* can be used now (right after a restore, until the next run).
+    undoRestoreAvailable = Signal(bool)
     commandStarted = Signal(str, str, str, object, str, object)
     commandOutput = Signal(str, str, str)
     commandFinished = Signal(str, object, str, int)
@@ -113,8 +130,16 @@ class Controller(QObject):
         self._pids: dict[str, int] = {}
         self._redactors: dict[tuple[str, str], StreamRedactor] = {}
         self._codex_blocks: dict[str, float] = {}
+        self._codex_call: str | None = None  # the card of the Codex turn streaming now
+        self._codex_stops: dict[str, Callable[[], None]] = {}
         self._relay = EventRelay(self, self._journal, str(workspace.root))
         self._relay.watch_agent_tools(self._agent)
+        self._relay.on_patch_call = self._on_patch_call
+        self._relay.refusal_of = self._refusal_of
+        self._review_calls: dict[str, str] = {}  # proposal id -> apply_patch call id
+        self._unmatched: dict[str, str] = {}  # operation path -> proposal id (card not yet seen)
+        self._closing = False
+        self._reopened: set[str] = set()  # proposals put back from the journal
         self.workspace.executor.listener = self._on_shell_event
         self._unsubscribe_review = self.workspace.review_queue.add_listener(self._on_review_event)
 
@@ -159,8 +184,22 @@ class Controller(QObject):
         self._relay.replaying = True
         try:
             self._replay(session_id)
+            reviews = pending_reviews(
+                (event.kind, event.payload) for event in self.journal.events(session_id)
+            )
+            waiting = {review.call_id for review in reviews if review.call_id}
+            for call_id in waiting:
+                self._relay.verdicts.pop(call_id, None)
+            for call_id in self._relay.open_calls():
+                if call_id in waiting:
+                    continue
+                self._relay.close_open_calls_of(
+                    [call_id], "interrupted", "interrupted: Tandem closed before it finished"
+                )
         finally:
             self._relay.replaying = False
+        for review in reviews:
+            self._reopen_review(review)
         saved = self.journal.load_run_state(session_id)
         if saved:
             self._spawn(self._resume_saved(saved))
@@ -175,6 +214,22 @@ class Controller(QObject):
                 self._history = list(payload.get("items", []))
             elif event.kind in ("run_failed", "run_cancelled"):
                 self.notice.emit(f"(earlier) run {event.kind.removeprefix('run_')}", "info")
+            elif event.kind == "approval" and payload.get("decision") == "reject":
+                message = str(payload.get("message") or "")
+                summary = f"rejected by you: {message}" if message else "rejected by you"
+                self._relay.verdicts[str(payload.get("call_id"))] = ("rejected", summary)
+            elif event.kind == "card_status":
+                self._relay.close_open_calls_of(
+                    [str(c) for c in payload.get("calls", [])],
+                    str(payload.get("status", "cancelled")),
+                    str(payload.get("summary", "")),
+                )
+            elif event.kind == "review_landed":
+                call_id = str(payload.get("call_id") or "")
+                if call_id:
+                    self._relay.close_open_calls_of(
+                        [call_id], str(payload.get("status")), str(payload.get("summary"))
+                    )
             elif isinstance(payload.get("item"), dict):
                 parent = str(payload.get("parent", ""))
                 self._relay.show_item(event.kind, payload["item"], None, parent)
@@ -224,9 +279,16 @@ class Controller(QObject):
 
     @Slot()
     def stop(self) -> None:
-        """Cancel the run cleanly: running tools are cancelled, pending questions withdrawn."""
+        """Cancel the run cleanly: running tools are cancelled, pending questions and
+        reviews withdrawn (their cards say "cancelled")."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
+
+    @Slot(str, int, object)
+    def note_review_decision(self, proposal_id: str, hunk_id: int, decision: Any) -> None:
+        """Journal one hunk decision as the user makes it, so a crash keeps it."""
+        if self.workspace.review_queue.get(proposal_id) is not None:
+            self._journal("review_decision", decision_record(proposal_id, hunk_id, decision))
 
     @Slot(str, str, str)
     def decide(self, request_id: str, decision: str, message: str) -> None:
@@ -247,12 +309,32 @@ class Controller(QObject):
                 notes.append(f"hunk {hunk_id}: {decision.comment}")
         text = "; ".join([*([comment] if comment else []), *notes]) or None
         outcome = ReviewOutcome(decisions=chosen, comment=text)
+        proposal = self.workspace.review_queue.get(proposal_id)
+        call_id = self._review_calls.get(proposal_id)
+        if proposal is not None and call_id:
+            self._relay.patch_counts[call_id] = landed_counts(proposal.hunks, chosen)
         if not chosen:
             outcome = ReviewOutcome.reject_all(text or "The user rejected every hunk.")
         try:
             self.workspace.review_queue.resolve(proposal_id, outcome)
         except KeyError:
             self.notice.emit("That proposal is no longer pending.", "warning")
+
+    @Slot(str)
+    def apply_patch_text(self, text: str) -> None:
+        """A ``*** Begin Patch`` envelope the user pasted into the composer: applied through
+        the workspace's editor (policy, checkpoint, review in *ask* mode: the Diff tab),
+        never sent as a prompt; the result is shown as a notice."""
+        self._spawn(self._apply_patch_text(text))
+
+    async def _apply_patch_text(self, text: str) -> None:
+        result = await self.workspace.apply_pasted_patch(text)
+        if result.exit_code == 0:
+            self.notice.emit(result.stdout.strip(), "info")
+        else:
+            landed = result.stdout.strip()
+            self.notice.emit("\n".join(p for p in (landed, result.stderr.strip()) if p), "warning")
+        await self._refresh_checkpoints()
 
     @Slot(str)
     def set_mode(self, mode: str) -> None:
@@ -263,9 +345,11 @@ class Controller(QObject):
 
     @Slot(str)
     def kill_command(self, block_id: str) -> None:
-        """Kill a running command's process group (the terminal view's kill button)."""
+        """Kill a running command's process group (the terminal view's kill button); its
+        card then says "killed by you"."""
         pid = self._pids.get(block_id)
         if pid is not None:
+            self._relay.killed_by[block_id.split(":", 1)[0]] = "you"
             self.workspace.kill_process_group(pid)
 
     @Slot()
@@ -284,9 +368,19 @@ class Controller(QObject):
     def undo_restore(self) -> None:
         self._spawn(self._undo_restore())
 
+    @property
+    def has_pending_work(self) -> bool:
+        """Whether closing now would stop something: a run, or a review waiting."""
+        return self.is_running or bool(self.workspace.review_queue.pending())
+
     async def shutdown(self) -> None:
-        """Cancel every task and wait for them (window close)."""
+        """Cancel every task and wait for them (window close). Reviews still waiting stay
+        in the journal: the next launch shows them again."""
+        self._closing = True
         self._unsubscribe_review()
+        current = self._relay.current
+        if current is not None and hasattr(current, "cancel"):
+            current.cancel()
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
@@ -295,6 +389,7 @@ class Controller(QObject):
     # -- the run -------------------------------------------------------------------------------
     async def _run(self, run_input: Any) -> None:
         self.runningChanged.emit(True)
+        self.undoRestoreAvailable.emit(False)
         try:
             state: Any = run_input
             while True:
@@ -322,10 +417,17 @@ class Controller(QObject):
                 await self._ask(result.interruptions, state)
                 self._journal_state(None, "active")
         except asyncio.CancelledError:
-            self.notice.emit("Run stopped.", "info")
+            current = self._relay.current
+            if current is not None and hasattr(current, "cancel"):
+                current.cancel()  # the run's own task too: its tools and reviews end now
             self._withdraw_all()
-            self._journal("run_cancelled", {})
-            self._journal_state(None, "cancelled")
+            if not self._closing:
+                self.notice.emit("Run stopped.", "info")
+                self._close_cards(
+                    "cancelled", "stopped by you (Tandem ended what was still running)"
+                )
+                self._journal("run_cancelled", {})
+                self._journal_state(None, "cancelled")
         except Exception as exc:
             logger.exception("run failed")
             self.notice.emit(f"{type(exc).__name__}: {exc}", "error")
@@ -345,13 +447,17 @@ class Controller(QObject):
             self.toolUpdated.emit(
                 item.call_id, "waiting-approval", None, "waiting for your approval"
             )
-            self.approvalRequested.emit(self._approval_request(item))
+            self.approvalRequested.emit(await self._approval_request(item))
         for item, future in waiting:
             decision, message = await future
-            self._journal("approval", {"call_id": item.call_id, "decision": decision})
+            self._journal(
+                "approval", {"call_id": item.call_id, "decision": decision, "message": message}
+            )
             if decision == "reject":
                 state.reject(item, rejection_message=message or None)
-                self.toolUpdated.emit(item.call_id, "rejected", None, message or "rejected by you")
+                summary = f"rejected by you: {message}" if message else "rejected by you"
+                self._relay.verdicts[item.call_id] = ("rejected", summary)
+                self.toolUpdated.emit(item.call_id, "rejected", None, summary)
                 continue
             if decision == "always_allow" and item.raw_item.get("type") == "mcp_approval_request":
                 state.approve(item, always_approve=True)  # this tool of this server, this run
@@ -364,7 +470,7 @@ class Controller(QObject):
             self._relay.restart_clock(item.call_id)
             self.toolUpdated.emit(item.call_id, "running", None, "approved")
 
-    def _approval_request(self, item: ToolApprovalItem) -> ApprovalRequest:
+    async def _approval_request(self, item: ToolApprovalItem) -> ApprovalRequest:
         raw = item.raw_item
         reason = (
             self.workspace.reason_for(item.call_id)
@@ -373,10 +479,18 @@ class Controller(QObject):
         if raw.get("type") == "shell_call":
             commands = [str(c) for c in raw.get("action", {}).get("commands", [])]
             body = "\n".join(commands)
-            preview = _rule_preview(commands[0]) if commands else None
+            root = self.workspace.root
+            preview = _rule_preview(commands[0], root) if commands else None
             destructive = "destructive" in reason
             return ApprovalRequest(
-                item.call_id, "command", "Run a shell command", body, reason, preview, destructive
+                item.call_id,
+                "command",
+                "Run a shell command",
+                body,
+                reason,
+                preview,
+                destructive,
+                await self._recoverability(item.call_id),
             )
         if raw.get("type") == "apply_patch_call":
             op = raw.get("operation", {})
@@ -396,17 +510,42 @@ class Controller(QObject):
                 f"`{raw.get('name', '?')}` on {label}, for the rest of this run",
                 False,
             )
+        local = mcp_call(item.tool_name)  # issue 18: a local MCP tool (desktop/mcp_cards.py)
+        if local is not None:
+            return ApprovalRequest(
+                item.call_id,
+                "mcp",
+                f"Use the MCP tool {local.tool}",
+                f"server: {local.server}\ntool: {local.tool}\narguments: "
+                + _pretty_json(item.arguments),
+                f"the local MCP server {local.server!r} asks before this tool runs",
+                None,
+                False,
+            )
         body = f"{item.tool_name}({item.arguments or ''})"
         return ApprovalRequest(
             item.call_id, "command", f"Call the tool {item.tool_name}", body, reason, None, False
         )
+
+    async def _recoverability(self, call_id: str) -> str | None:
+        """The approval prompt's recoverability line for a command the guard checkpoints
+        first (issue 12), or ``None`` (not destructive, or it cannot be told)."""
+        pending = self.workspace.decisions.get(call_id)
+        if pending is None or not pending.decision.checkpoint_required:
+            return None
+        try:
+            found = await self.workspace.recoverability(pending.decision)
+        except Exception:
+            logger.exception("recoverability check failed")
+            return "what the checkpoint will hold could not be checked"
+        return found.summary()
 
     def _always_allow(self, item: ToolApprovalItem) -> None:
         commands = item.raw_item.get("action", {}).get("commands", [])
         if not commands:
             return
         try:
-            rule = suggest_rule(str(commands[0]))
+            rule = suggest_rule(str(commands[0]), workspace=self.workspace.root)
         except UserError:  # a here-document or a comment: nothing a rule could match
             return
         if self._rules_store is not None:
@@ -440,9 +579,7 @@ class Controller(QObject):
         elif isinstance(event, ShellOutputChunk):
             # issue 11: redacted before the terminal model sees it, a carry-over per stream
             key = (block_id, event.stream)
-            redactor = self._redactors.get(key) or self._redactors.setdefault(
-                key, StreamRedactor()
-            )
+            redactor = self._redactors.get(key) or self._redactors.setdefault(key, StreamRedactor())
             text = redactor.feed(event.text)
             if text:
                 self.commandOutput.emit(block_id, event.stream, text)
@@ -458,20 +595,117 @@ class Controller(QObject):
 
     def _on_review_event(self, event: ReviewEvent) -> None:
         proposal: Proposal = event.proposal
-        if event.type == "submitted":
-            self._journal("proposal", {"id": proposal.id, "path": proposal.path})
-            if self._relay.patch_call_id:
-                self.toolUpdated.emit(
-                    self._relay.patch_call_id,
-                    "waiting-approval",
-                    None,
-                    "waiting for your review (Diff tab)",
-                )
+        if event.type == "submitted" and proposal.id in self._reopened:
+            call_id = self._review_calls.get(proposal.id, "")
+            if call_id:
+                self._mark_waiting(call_id)
             self._spawn(self._show_proposal(proposal))
-        else:
-            if self._relay.patch_call_id:
-                self._relay.restart_clock(self._relay.patch_call_id)
-            self.proposalClosed.emit(proposal.id)
+            return
+        if event.type == "submitted":
+            call_id = self._call_for(proposal)
+            self._journal("proposal", proposal_record(proposal, call_id))
+            if call_id:
+                self._review_calls[proposal.id] = call_id
+                self._mark_waiting(call_id)
+            else:  # the card arrives after the proposal: tied in _on_patch_call
+                self._unmatched[proposal.operation.path] = proposal.id
+            self._spawn(self._show_proposal(proposal))
+            return
+        call_id = self._review_calls.pop(proposal.id, "")
+        self._journal("proposal_closed", {"id": proposal.id, "how": event.type})
+        if event.type == "withdrawn":
+            if call_id:
+                self._relay.verdicts[call_id] = ("cancelled", "review withdrawn: the run stopped")
+            self.proposalWithdrawn.emit(proposal.id)
+            return
+        if call_id:
+            self._relay.restart_clock(call_id)
+            self.toolUpdated.emit(call_id, "running", None, "applying your review")
+        self.proposalClosed.emit(proposal.id)
+
+    def _call_for(self, proposal: Proposal) -> str:
+        """The open ``apply_patch`` card a new proposal belongs to ("" if not shown yet)."""
+        candidate = self._relay.patch_call_id
+        if (
+            candidate
+            and candidate in self._relay.open_calls()
+            and candidate not in self._review_calls.values()
+        ):
+            return candidate
+        return ""
+
+    def _on_patch_call(self, call_id: str, path: str) -> None:
+        proposal_id = self._unmatched.pop(path, None)
+        if proposal_id is None or self.workspace.review_queue.get(proposal_id) is None:
+            return
+        self._review_calls[proposal_id] = call_id
+        self._journal("proposal_call", {"id": proposal_id, "call_id": call_id})
+        self._mark_waiting(call_id)
+
+    def _mark_waiting(self, call_id: str) -> None:
+        self.toolUpdated.emit(call_id, "waiting-review", None, "waiting for your review (Diff tab)")
+
+    def _refusal_of(self, call_id: str) -> str | None:
+        pending = self.workspace.decisions.get(call_id)
+        if pending is not None and pending.decision.action == "deny":
+            return str(pending.decision.reason)
+        return None
+
+    def _close_cards(self, status: str, summary: str) -> None:
+        closed = self._relay.close_open_calls(status, summary)
+        if closed:
+            self._journal("card_status", {"calls": closed, "status": status, "summary": summary})
+
+    def _reopen_review(self, review: PendingReview) -> None:
+        """Put a proposal from the journal back in the review queue and the Diff tab; when
+        the user answers it, it lands through the editor (no tool call waits for it any
+        more) and the model hears of it with the next message."""
+        proposal = review.proposal
+        if self.workspace.review_queue.get(proposal.id) is not None:
+            return  # already pending
+        self._reopened.add(proposal.id)
+        if review.call_id:
+            self._review_calls[proposal.id] = review.call_id
+        future = self.workspace.review_queue.submit(proposal)
+        decisions = {
+            hunk: DiffHunkDecision(
+                Verdict.ACCEPTED
+                if d.get("accepted")
+                else Verdict.REJECTED
+                if d.get("rejected")
+                else Verdict.PENDING,
+                d.get("edited_text"),
+                d.get("comment"),
+            )
+            for hunk, d in review.decisions.items()
+        }
+        if decisions:
+            self.reviewDecisionsRestored.emit(proposal.id, decisions)
+        self._spawn(self._land_reopened(review, future))
+
+    async def _land_reopened(self, review: PendingReview, future: Any) -> None:
+        try:
+            outcome = await future
+        except asyncio.CancelledError:
+            return
+        result = await self.workspace.editor.land_reviewed(review.proposal, outcome)
+        text = str(result.output or "")
+        status = "completed" if result.status != "failed" else "failed"
+        if status == "failed" and text.startswith("The user rejected"):
+            status = "rejected"
+        if review.call_id:
+            self.toolUpdated.emit(review.call_id, status, None, text[:160])
+            self._journal(
+                "review_landed", {"call_id": review.call_id, "status": status, "summary": text}
+            )
+        note = (
+            "Note from Tandem: the run was interrupted (Tandem closed) while your change to "
+            f"{review.proposal.path} waited for review. The user has now reviewed it: {text}"
+        )
+        self._history.append({"role": "user", "content": note})
+        self._journal("history", {"items": self._history})
+        self.notice.emit(f"{text} The agent hears of it with your next message.", "info")
+        await self._refresh_checkpoints()
 
     async def _show_proposal(self, proposal: Proposal) -> None:
         # compiling a pygments lexer the first time takes ~100 ms: do it off the GUI thread
@@ -484,8 +718,15 @@ class Controller(QObject):
         commands become terminal blocks marked as Codex's, file changes open in the diff view
         (working tree against the turn's checkpoint), messages and plans go to the conversation."""
         event = stream_event.event
+        call = getattr(stream_event, "tool_call", None)
+        call_id = call.get("call_id") if isinstance(call, dict) else getattr(call, "call_id", None)
+        if call_id:
+            self._codex_call = str(call_id)
         item = getattr(event, "item", None)
         kind = getattr(event, "type", "")
+        progress = _codex_progress(kind, item)
+        if call_id and progress and str(call_id) not in self._codex_stops:
+            self.toolUpdated.emit(str(call_id), "running", None, progress)  # from the 1st event
         if isinstance(item, CommandExecutionItem):
             block_id = f"codex:{item.id}"
             if block_id not in self._codex_blocks:
@@ -514,6 +755,30 @@ class Controller(QObject):
         ):
             plan = "; ".join(("[x] " if e.completed else "[ ] ") + e.text for e in item.items)
             self.notice.emit(f"Codex plan: {plan}", "info")
+
+    def on_codex_stall(self, stalled: bool, idle_seconds: float, stop: Callable[[], None]) -> None:
+        """A Codex turn produced no event for ``idle_seconds`` (``stalled``) or did again:
+        its card shows *stalled* with a Stop button (:meth:`stop_tool` calls ``stop``)."""
+        call_id = self._codex_call
+        if not stalled:
+            if call_id is not None and self._codex_stops.pop(call_id, None) is not None:
+                self.toolUpdated.emit(call_id, "running", None, "")
+            return
+        text = f"no event from Codex for {idle_seconds:g} s; Stop ends it"
+        if call_id is None:
+            self.notice.emit(f"Codex is stalled: {text}.", "warning")
+            return
+        self._codex_stops[call_id] = stop
+        self.toolUpdated.emit(call_id, "stalled", None, text)
+
+    @Slot(str)
+    def stop_tool(self, call_id: str) -> None:
+        """The card's Stop: kill the stalled Codex turn of card ``call_id`` (the model gets
+        "Codex was stopped by the user." as the tool's output; the run goes on)."""
+        stop = self._codex_stops.pop(call_id, None)
+        if stop is not None:
+            stop()
+            self.toolUpdated.emit(call_id, "running", None, "stopping Codex…")
 
     async def _show_codex_changes(self, paths: list[str]) -> None:
         checkpoint = self.workspace.last_checkpoint
@@ -560,6 +825,7 @@ class Controller(QObject):
             f"Restored checkpoint {checkpoint_id} (Undo restore brings the previous state back).",
             "info",
         )
+        self.undoRestoreAvailable.emit(True)
         await self._refresh_checkpoints()
 
     async def _undo_restore(self) -> None:
@@ -569,8 +835,23 @@ class Controller(QObject):
             self.notice.emit(f"Undo restore failed: {exc}", "error")
             return
         self._journal("undo_restore", {})
+        self.undoRestoreAvailable.emit(False)
         self.notice.emit("Restore undone.", "info")
         await self._refresh_checkpoints()
+
+
+def _codex_progress(kind: str, item: Any) -> str:
+    """The Codex card's running summary for one event (``""``: leave it as it is)."""
+    if kind == "thread.started":
+        return "Codex started"
+    if kind == "turn.started":
+        return "Codex is working…"
+    if isinstance(item, CommandExecutionItem):
+        verb = "ran" if kind == "item.completed" else "runs"
+        return redact_text(f"Codex {verb} {item.command}")[:200]
+    if isinstance(item, FileChangeItem) and kind == "item.completed":
+        return "Codex changed " + ", ".join(c.path.rsplit("/", 1)[-1] for c in item.changes)
+    return ""
 
 
 def _prewarm_lexers(diff_text: str) -> None:
@@ -587,11 +868,12 @@ def _only_paths(diff_text: str, paths: list[str]) -> str:
     return "".join("diff --git " + s for s in kept) if kept else diff_text
 
 
-def _rule_preview(command: str) -> str | None:
+def _rule_preview(command: str, workspace: Path | None = None) -> str | None:
     """What *Always allow* would add for ``command``, or ``None`` (the button is then off)
-    when no rule can match it (a here-document, a comment, an unparsable line)."""
+    when no rule can match it (a here-document, a comment, an unparsable line). A
+    destructive command only ever gets its exact text (judged in ``workspace``)."""
     try:
-        return suggest_rule(command).description
+        return suggest_rule(command, workspace=workspace).description
     except UserError:
         return None
 

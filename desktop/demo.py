@@ -7,6 +7,9 @@ available) and answers. In the ``research`` scenario it uses hosted tools (web s
 interpreter, an MCP server whose call asks for approval, tool search, image generation; their
 output items are scripted, as nothing leaves the machine) and asks the Explorer sub-agent, whose
 own scripted model reads the repository through the real shell, then answers with citations.
+In the ``browser`` scenario (issue 17) it starts the sample's dev server in the shell (a tracked
+background service), opens the signup page in real Chromium with ``goto``, fills the form with
+a bad email, reads the error and stops the server.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import asyncio
 import base64
 import json
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -53,7 +57,11 @@ __all__ = [
 _DEMO_ACTOR = ("Tandem demo", "demo@tandem.invalid")
 
 #: Demo scenarios and their session files under ``resources/demo``.
-SCENARIOS = {"fix": "session.json", "research": "research_session.json"}
+SCENARIOS = {
+    "fix": "session.json",
+    "research": "research_session.json",
+    "browser": "browser_session.json",
+}
 
 
 def demo_session(scenario: str = "fix") -> dict[str, Any]:
@@ -110,17 +118,52 @@ def sample_tests_pass(repo: Path) -> bool:
     return result.returncode == 0
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 free right now (for the browser scenario's dev server)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _with_port(value: Any, port: int) -> Any:
+    if isinstance(value, str):
+        return value.replace("{port}", str(port))
+    if isinstance(value, dict):
+        return {k: _with_port(v, port) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_with_port(v, port) for v in value]
+    return value
+
+
 def build_demo_agent(
-    workspace: Workspace, *, delay_s: float = 0.05, scenario: str = "fix"
+    workspace: Workspace,
+    *,
+    delay_s: float = 0.05,
+    scenario: str = "fix",
+    computer: Any = None,
+    port: int | None = None,
 ) -> tuple[Agent[Any], str]:
     """The demo agent of ``scenario`` (a scripted model and its tools) and its task.
 
+    Args:
+        workspace: the sample repository's workspace.
+        delay_s: pause before each scripted answer (seconds).
+        scenario: ``fix``, ``research`` or ``browser``.
+        computer: the browser scenario's computer (a ``PlaywrightComputer`` or a
+            ``GatedComputer``); required for ``browser``.
+        port: the browser scenario's dev-server port (default: a free one).
+
     Raises:
         KeyError: an unknown scenario.
+        ValueError: the browser scenario without a computer.
     """
     session = demo_session(scenario)
     if scenario == "research":
         return _research_agent(workspace, session, delay_s), session["task"]
+    if scenario == "browser":
+        if computer is None:
+            raise ValueError("the browser demo needs a computer (PlaywrightComputer)")
+        return _browser_agent(workspace, session, delay_s, computer, port), session["task"]
     repo = workspace.root
 
     @function_tool
@@ -158,6 +201,30 @@ def round_money(amount: Annotated[str, "An amount of money, e.g. '2.675'."]) -> 
         return f"not an amount: {amount!r}"
 
 
+def _browser_agent(
+    workspace: Workspace, session: dict[str, Any], delay_s: float, computer: Any, port: int | None
+) -> Agent[Any]:
+    from core.tools.computer import ComputerTool
+    from harnesses.browser import AllowedDomainsPolicy
+    from harnesses.browser.navigation import navigation_tools
+
+    # The dev server and Chromium meet on 127.0.0.1: commands share the host's network here
+    # (a sandboxed command otherwise gets its own, empty network namespace).
+    workspace.executor.network = True
+    turns = _with_port(session["turns"], port or free_port())
+    policy = AllowedDomainsPolicy()
+    return Agent(
+        name="Tandem",
+        instructions=read_text("prompts", "default_instructions.md"),
+        model=ScriptedModel(turns, delay_s=delay_s),
+        tools=[
+            *workspace.tools(),
+            ComputerTool(computer, needs_approval=policy),
+            *navigation_tools(computer, policy),
+        ],
+    )
+
+
 def _research_agent(workspace: Workspace, session: dict[str, Any], delay_s: float) -> Agent[Any]:
     from .subagents import explorer_tool
 
@@ -183,7 +250,7 @@ def _research_agent(workspace: Workspace, session: dict[str, Any], delay_s: floa
             ImageGenerationTool(tool_config={"type": "image_generation"}),
             HostedMCPTool(tool_config=handbook),
             ToolSearchTool(),
-            *tool_namespace("pricing", "Price helpers.", [round_money]),
+            *tool_namespace(name="pricing", description="Price helpers.", tools=[round_money]),
             explorer,
         ],
     )
@@ -196,10 +263,15 @@ async def run_headless_demo(out: TextIO = sys.stdout, *, scenario: str = "fix") 
     as a user of the demo would.
     """
     workdir = Path(tempfile.mkdtemp(prefix="tandem-demo-"))
+    computer = None
     try:
         repo = copy_sample_repo(workdir / "inventory")
         workspace = Workspace(repo, mode="auto", data_dir=workdir / "data")
-        agent, task = build_demo_agent(workspace, scenario=scenario)
+        if scenario == "browser":
+            from harnesses.browser import PlaywrightComputer
+
+            computer = PlaywrightComputer(throwaway=True)
+        agent, task = build_demo_agent(workspace, scenario=scenario, computer=computer)
         sandbox = (
             "bubblewrap sandbox"
             if workspace.sandbox_available
@@ -240,10 +312,34 @@ async def run_headless_demo(out: TextIO = sys.stdout, *, scenario: str = "fix") 
             f"{usage.output_tokens} output tokens]",
             file=out,
         )
+        if scenario == "browser":
+            shown_error = await computer.page.text_content("#error") if computer else None
+            print(f"browser page error text: {shown_error!r}", file=out)
+            services = await _services_ended(workspace)
+            print(f"dev servers still running: {len(services)}", file=out)
+            return 0 if result.final_output and shown_error and not services else 1
         if scenario != "fix":  # only the fix scenario changes the sample repository
             return 0 if result.final_output else 1
         green = await asyncio.to_thread(sample_tests_pass, repo)
         print(f"sample repository tests: {'green' if green else 'RED'}", file=out)
         return 0 if result.final_output and green else 1
     finally:
+        if computer is not None:
+            await computer.close()
+        await workspace_services_stop(locals().get("workspace"))
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+async def _services_ended(workspace: Workspace, timeout_s: float = 10.0) -> list[Any]:
+    """The services still running once those that are ending have ended (bounded wait)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while workspace.services.running() and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    return workspace.services.running()
+
+
+async def workspace_services_stop(workspace: Workspace | None) -> None:
+    """Kill what the demo left running in the background (nothing, when it ran to the end)."""
+    if workspace is not None:
+        await asyncio.to_thread(workspace.services.kill_all)

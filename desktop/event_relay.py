@@ -29,6 +29,9 @@ from .activity import (
     tool_search_card,
     tool_search_result,
 )
+from .mcp_cards import arguments_body as mcp_arguments_body
+from .mcp_cards import card_head as mcp_card_head
+from .mcp_cards import mcp_result
 
 __all__ = ["EventRelay"]
 
@@ -42,6 +45,7 @@ _CODE_INTERVAL_S = 0.05
 class _Call:
     kind: str
     started: float = field(default_factory=time.monotonic)
+    raw: dict[str, Any] = field(default_factory=dict)  # the call item (MCP cards, issue 18)
 
 
 class EventRelay:
@@ -60,6 +64,12 @@ class EventRelay:
         current: the run result being streamed (its usage is read on ``response.completed``).
         replaying: journaled items are being shown (no durations: they are unknown).
         patch_call_id: the last ``apply_patch`` call (its card waits for the review).
+        verdicts: call id → ``(status, summary)`` decided outside the tool's output (the user
+            rejected it, a review was withdrawn); the output then keeps that status.
+        killed_by: call id → who ended its command (``"you"``: the terminal's kill button;
+            ``"Tandem"``: a stopped run or the app closing), for the card's summary.
+        on_patch_call: called with ``(call_id, path)`` when an ``apply_patch`` card starts
+            (the controller ties a review proposal to its card).
     """
 
     def __init__(self, out: Any, journal: Callable[[str, dict[str, Any]], None], root: str) -> None:
@@ -69,6 +79,13 @@ class EventRelay:
         self.current: Any = None
         self.replaying = False
         self.patch_call_id: str | None = None
+        self.verdicts: dict[str, tuple[str, str]] = {}
+        self.killed_by: dict[str, str] = {}
+        self.on_patch_call: Callable[[str, str], None] | None = None
+        #: call id -> (lines added, lines removed) of what the user's review landed.
+        self.patch_counts: dict[str, tuple[int, int]] = {}
+        #: call id -> why the policy refused it (``None``: it did not), for the card.
+        self.refusal_of: Callable[[str], str | None] = lambda call_id: None
         self._calls: dict[str, _Call] = {}
         self._display_error_shown = False
         self._adopted: set[str] = set()
@@ -77,6 +94,29 @@ class EventRelay:
         self._open_searches: list[str] = []
         self._code: dict[str, str] = {}  # code interpreter code streamed so far, by item id
         self._code_shown: dict[str, float] = {}  # when that code was last sent (monotonic s)
+
+    def open_calls(self) -> list[str]:
+        """Cards started whose output has not arrived, oldest first."""
+        return list(self._calls)
+
+    def close_open_calls(self, status: str, summary: str) -> list[str]:
+        """Give every open card a final ``status`` (a stopped run: ``cancelled``; a session
+        reopened after a crash: ``interrupted``) and forget them; returns their ids."""
+        closed = list(self._calls)
+        for call_id in closed:
+            call = self._calls.pop(call_id)
+            duration = None if self.replaying else int((time.monotonic() - call.started) * 1000)
+            self._out.toolUpdated.emit(call_id, status, duration, summary)
+        return closed
+
+    def close_open_calls_of(self, call_ids: list[str], status: str, summary: str) -> None:
+        """Give the open cards among ``call_ids`` a final ``status`` and forget them."""
+        for call_id in call_ids:
+            call = self._calls.pop(call_id, None)
+            if call is None:
+                continue
+            duration = None if self.replaying else int((time.monotonic() - call.started) * 1000)
+            self._out.toolUpdated.emit(call_id, status, duration, summary)
 
     def restart_clock(self, call_id: str) -> None:
         """A card's duration measures the work, not the time it waited for the user."""
@@ -261,6 +301,8 @@ class EventRelay:
             )
         elif kind == "function_call" and raw.get("name") in self._agent_tools:
             card = ("agent", _agent_task(raw.get("arguments")), self._agent_tools[raw["name"]])
+        elif kind == "function_call" and (mcp := mcp_card_head(raw)) is not None:
+            card = mcp  # issue 18: a local MCP tool (desktop/mcp_cards.py)
         elif kind == "function_call":
             card = ("function", f"{raw.get('name')}({_short(raw.get('arguments', ''))})", "")
         elif kind == "computer_call":
@@ -268,11 +310,15 @@ class EventRelay:
             card = ("computer", ", ".join(str(a.get("type", "action")) for a in actions), "browser")
         else:
             card = ("hosted", kind.removesuffix("_call").replace("_", " "), "")
-        self._calls[call_id] = _Call(card[0])
+        self._calls[call_id] = _Call(card[0], raw=raw if card[0] == "mcp" else {})
         if card[0] == "apply_patch":
             self.patch_call_id = call_id
         self._adopt(call_id, parent)
         self._out.toolStarted.emit(call_id, *card)
+        if card[0] == "mcp":
+            self._out.toolBody.emit(call_id, mcp_arguments_body(raw))
+        if card[0] == "apply_patch" and self.on_patch_call is not None and not self.replaying:
+            self.on_patch_call(call_id, str(raw.get("operation", {}).get("path", "")))
 
     def _tool_output(self, raw: dict[str, Any], output: Any) -> None:
         call_id = str(raw.get("call_id") or "")
@@ -285,21 +331,65 @@ class EventRelay:
         status, summary = "completed", _short(str(output or ""), 160)
         if call is not None and call.kind == "agent":  # a sub-agent answers in Markdown
             summary = _short(_plain_markdown(str(output or "")), 160)
-        if raw.get("type") == "shell_call_output":
-            entries = raw.get("output", [])
-            codes = [e.get("outcome", {}) for e in entries]
-            failed = [c for c in codes if c.get("type") == "timeout" or c.get("exit_code")]
-            status = "failed" if failed else "completed"
-            summary = ", ".join(
-                "timeout" if c.get("type") == "timeout" else f"exit {c.get('exit_code')}"
-                for c in codes
-            )
+        verdict = self.verdicts.pop(call_id, None)
+        refusal = self.refusal_of(call_id) if verdict is None else None
+        if refusal:
+            verdict = ("rejected", f"refused by policy: {refusal}")
+        if verdict is not None:  # rejected by the user, or by policy: not "failed, exit 1"
+            status, summary = verdict
+        elif call is not None and call.kind == "mcp":  # issue 18: text, image, JSON or error
+            status, summary, body = mcp_result(call.raw, output)
+            self._out.toolBody.emit(call_id, body)
+        elif raw.get("type") == "shell_call_output":
+            status, summary = _shell_status(raw.get("output", []), self.killed_by.pop(call_id, ""))
         elif raw.get("type") == "computer_call_output":
             summary = "screenshot sent to the model"
         elif raw.get("type") == "apply_patch_call_output":
+            text = str(raw.get("output", ""))
             status = "failed" if raw.get("status") == "failed" else "completed"
-            summary = _short(str(raw.get("output", "")), 160)
+            if status == "failed" and text.startswith("The user rejected"):
+                status = "rejected"
+            summary = _short(text, 160)
+            counts = self.patch_counts.pop(call_id, None)
+            if counts is not None and status == "completed":
+                summary = f"+{counts[0]} \u2212{counts[1]} · {summary}"
         self._out.toolUpdated.emit(call_id, status, duration, summary)
+
+
+#: Exit codes of a process ended by a signal, as a shell reports them (128 + N) or as
+#: ``returncode`` does (-N).
+_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 6: "SIGABRT", 9: "SIGKILL", 15: "SIGTERM"}
+
+
+def _signal_of(code: Any) -> str | None:
+    if not isinstance(code, int):
+        return None
+    number = -code if code < 0 else code - 128 if 128 < code < 160 else 0
+    return _SIGNALS.get(number) if number else None
+
+
+def _shell_status(entries: list[dict[str, Any]], killed_by: str) -> tuple[str, str]:
+    """A shell card's status and summary from its ``shell_call_output`` entries: ``timed
+    out (ended by Tandem)``, ``killed by you (SIGTERM)``, ``killed by SIGKILL (not by
+    Tandem)``, ``exit 2``; ``killed`` when any command was ended by a signal."""
+    parts: list[str] = []
+    status = "completed"
+    for entry in entries:
+        outcome = entry.get("outcome", {}) or {}
+        code = outcome.get("exit_code")
+        signal = _signal_of(code)
+        if outcome.get("type") == "timeout":
+            parts.append("timed out (ended by Tandem)")
+            status = "killed"
+        elif signal is not None:
+            who = f"by {killed_by}" if killed_by else "by a signal, not by Tandem"
+            parts.append(f"killed {who} ({signal}, exit {code})")
+            status = "killed"
+        else:
+            parts.append(f"exit {code}")
+            if code and status == "completed":
+                status = "failed"
+    return status, ", ".join(parts)
 
 
 def _plain_markdown(text: str) -> str:

@@ -32,11 +32,13 @@ from core.secret_handoff import handed_over
 from core.settings import Settings, load_settings
 from harnesses.checkpoints import retention_from_settings
 from harnesses.editor import ReviewOutcome
+from harnesses.mcp import MCP_CONFIG, LocalMcpServers
 from harnesses.workspace import Workspace
 from resources import read_text
 
 from .agent_tools import hosted_tools
 from .delegates import codex_delegate
+from .mcp_lines import McpPrinter, trusted_project_servers
 from .subagents import explorer_tool
 from .transcript_text import nested_printer, print_item
 from .views.ansi import strip_ansi
@@ -107,15 +109,33 @@ async def run_headless(
         checkpoint_cap_bytes=settings.checkpoint_cap_bytes,
         checkpoint_retention=retention_from_settings(settings),
     )
+    workspace.executor.input_wait_s = settings.shell_input_wait_seconds or None
     unsubscribe = workspace.review_queue.add_listener(
         lambda event: _review(event, workspace, options, out, prompt)
     )
     stop_services = workspace.services.add_listener(lambda service: _print_service(service, out))
+    mcp = LocalMcpServers({}, workspace=workspace.root, mode=lambda: workspace.mode)
+    mcp_printer = McpPrinter(mcp, out)
     try:
+        project = await trusted_project_servers(
+            workspace.root, interactive=options.interactive, prompt=prompt, out=out
+        )
+        mcp = mcp_printer.servers = LocalMcpServers(  # issue 18: [mcp_servers.NAME] + project
+            {**project, **settings.local_mcp_servers},  # the user's own win on a name
+            workspace=workspace.root,
+            mode=lambda: workspace.mode,
+            hidden_paths=list(settings.sandbox_hidden_paths),
+            shown_paths=list(settings.sandbox_shown_paths),
+        )
         model, provider = _model(options)
         workspace.set_sandbox_paths(settings.sandbox_hidden_paths, settings.sandbox_shown_paths)
         tools: list[Any] = workspace.tools()
-        codex = codex_delegate(workspace, on_stream=lambda event: _print_codex(event, out))
+        codex = codex_delegate(
+            workspace,
+            settings=_codex_settings(settings, options),
+            on_stream=lambda event: _print_codex(event, out),
+            on_stall=lambda stalled, idle, _stop: _print_stall(stalled, idle, out),
+        )
         if codex is not None and not isinstance(model, ScriptedModel):
             tools.append(codex)
         tools += hosted_tools(settings)
@@ -124,11 +144,16 @@ async def run_headless(
             explorer = explorer_tool(workspace, model=model)
             explorer.add_stream_listener(nested_printer(out, shown))
             tools.append(explorer)
+        if mcp.configs:
+            await mcp.start()
+            mcp_printer.print_states()
         agent = Agent(
             name="Tandem",
             instructions=read_text("prompts", "default_instructions.md"),
             model=model,
             tools=tools,
+            mcp_servers=mcp.ready(),
+            mcp_config=MCP_CONFIG,
         )
         config = RunConfig(
             model_provider=provider,
@@ -150,13 +175,13 @@ async def run_headless(
                 max_turns=options.max_turns,
             )
             async for event in result.stream_events():
-                if isinstance(event, RunItemStreamEvent):
+                if isinstance(event, RunItemStreamEvent) and not mcp_printer.handle(event):
                     print_item(event, out, shown_nested=shown)
             if not result.interruptions:
                 break
             state = result.to_state()
             for item in result.interruptions:
-                await _decide(item, state, workspace, options, out, prompt)
+                await _decide(item, state, workspace, options, out, prompt, mcp)
         return 0 if result.final_output is not None else 1
     except UserError as exc:
         print(redact_text(f"tandem run: {exc}"), file=sys.stderr)
@@ -166,19 +191,39 @@ async def run_headless(
         return 1
     finally:
         unsubscribe()
+        await mcp.aclose()
         await _stop_services(workspace, out)
         stop_services()
 
 
 async def _decide(
-    item: Any, state: Any, workspace: Workspace, options: HeadlessOptions, out: TextIO, prompt: Ask
+    item: Any,
+    state: Any,
+    workspace: Workspace,
+    options: HeadlessOptions,
+    out: TextIO,
+    prompt: Ask,
+    mcp: LocalMcpServers | None = None,
 ) -> None:
     raw = item.raw_item if isinstance(item.raw_item, dict) else {}
-    if raw.get("type") == "mcp_approval_request":
+    local = mcp.describe_call(str(item.tool_name), str(item.arguments or "")) if mcp else None
+    if local is not None:  # issue 18: server, tool and the arguments pretty-printed
+        server, tool, pretty = local
+        print(f"\n[approval] MCP {server} > {tool}", file=out)
+        for line in pretty.splitlines():
+            print(f"  {strip_ansi(line)}", file=out)
+        print(f"  the MCP server {server!r} asks before this tool runs", file=out)
+        reason = ""
+    elif raw.get("type") == "mcp_approval_request":
         reason = f"the MCP server {raw.get('server_label')!r} asks before each tool call"
     else:
         reason = workspace.reason_for(item.call_id) or "the tool asks for approval"
-    print(f"\n[approval] {item.tool_name}: {strip_ansi(str(item.arguments))}\n  {reason}", file=out)
+    if local is None:
+        print(f"\n[approval] {item.tool_name}: {strip_ansi(str(item.arguments))}\n  {reason}", file=out)
+    pending = workspace.decisions.get(item.call_id)
+    if pending is not None and pending.decision.checkpoint_required:
+        found = await workspace.recoverability(pending.decision)
+        print(f"  checkpoint first: {found.summary()}", file=out)
     if not options.interactive:
         state.reject(
             item, rejection_message="Not approved: tandem run is non-interactive; ask the user."
@@ -195,7 +240,7 @@ async def _decide(
     elif answer in ("a", "always"):
         commands = [str(c) for c in item.raw_item.get("action", {}).get("commands", [])]
         if commands:  # a narrow rule for this command, never the whole tool (guards stay on)
-            rule = suggest_rule(commands[0])
+            rule = suggest_rule(commands[0], workspace=workspace.root)
             workspace.rules.append(rule)
             print(f"  always allowing {rule.description} for this run", file=out)
         state.approve(item)
@@ -239,6 +284,22 @@ def _review(
 
 
 _pending: set[asyncio.Task[None]] = set()
+
+
+def _codex_settings(settings: Settings, options: HeadlessOptions) -> Settings:
+    """The settings the Codex delegate runs on: this run's model and server (issue 17)."""
+    update: dict[str, Any] = {}
+    if options.model and not options.model.startswith("scripted:"):
+        update["model"] = options.model
+    base_url = options.base_url or os.environ.get("OPENAI_BASE_URL")
+    if base_url:
+        update["base_url"] = base_url.rstrip("/")
+    return settings.model_copy(update=update) if update else settings
+
+
+def _print_stall(stalled: bool, idle_seconds: float, out: TextIO) -> None:
+    if stalled:
+        print(f"codex: stalled (no event for {idle_seconds:g} s)", file=out)
 
 
 def _print_codex(stream_event: Any, out: TextIO) -> None:

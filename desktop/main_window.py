@@ -8,7 +8,15 @@ from typing import Any
 
 from PySide6.QtCore import QProcess, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.settings import Settings
 from resources import read_text
@@ -124,13 +132,60 @@ class MainWindow(QMainWindow):
             )
         self._settings_dialog: Any = None
         self._proposals: dict[str, Any] = {}
+        self._restored_decisions: dict[str, Any] = {}
+        self._close_confirmed = False
+        #: The "quit during a run?" question while it is shown (window-modal, never blocking).
+        self.close_question: QMessageBox | None = None
         self._notifier = Notifier(self)
         self._build_menus()
         self._connect_signals()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        """Close, but first ask when a run is going on or a change waits for review (the
+        window-close convention: the event is ignored and the window closes again once the
+        user confirms)."""
+        if not self._close_confirmed and self.controller.has_pending_work:
+            event.ignore()
+            self._ask_before_closing()
+            return
         self.closed.emit()
         super().closeEvent(event)
+
+    def _ask_before_closing(self) -> None:
+        if self.close_question is not None:
+            self.close_question.raise_()
+            return
+        running = self.controller.is_running
+        reviews = len(self.controller.workspace.review_queue.pending())
+        what = "The agent is working" if running else "A change is waiting for your review"
+        if running and reviews:
+            what = "The agent is working and a change is waiting for your review"
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Quit Tandem?",
+            f"{what}. Quit anyway?",
+            QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        box.setObjectName("confirmClose")
+        box.setInformativeText(
+            "Quitting stops the run. Changes waiting for review are kept: they are shown again "
+            "in the Diff tab the next time you open this folder."
+        )
+        quit_button = box.addButton("Stop and quit", QMessageBox.ButtonRole.AcceptRole)
+        quit_button.setObjectName("confirmQuit")
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+
+        def answered(_result: int) -> None:
+            self.close_question = None
+            if box.clickedButton() is quit_button:
+                self._close_confirmed = True
+                self.close()
+
+        box.finished.connect(answered)
+        self.close_question = box
+        box.open()
 
     # -- menus ---------------------------------------------------------------------------------
     def _action(
@@ -173,6 +228,7 @@ class MainWindow(QMainWindow):
     def _connect_signals(self) -> None:
         c = self.controller
         self.composer.submitted.connect(c.submit)
+        self.composer.patchSubmitted.connect(c.apply_patch_text)  # a pasted patch: reviewed
         self.composer.stopRequested.connect(c.stop)
         c.runningChanged.connect(self.composer.set_running)
         c.userMessage.connect(self.conversation.add_user_message)
@@ -190,6 +246,7 @@ class MainWindow(QMainWindow):
             browser = self.browser.session
             c.toolStarted.connect(browser.on_tool_started)
             c.toolUpdated.connect(browser.on_tool_updated)
+            c.runningChanged.connect(browser.set_agent_running)
             browser.notice.connect(self.conversation.add_notice)
         c.usageChanged.connect(self.top_bar.set_usage)
         c.modeChanged.connect(self.top_bar.set_mode)
@@ -204,7 +261,11 @@ class MainWindow(QMainWindow):
 
         c.proposalSubmitted.connect(self._show_proposal)
         c.proposalClosed.connect(self._close_proposal)
+        c.proposalWithdrawn.connect(self._withdraw_proposal)
+        c.reviewDecisionsRestored.connect(self._restore_decisions)
         self.diff_view.applyRequested.connect(c.apply_review)
+        self.diff_view.decisionChanged.connect(self._note_decision)
+        c.undoRestoreAvailable.connect(self.checkpoints.set_undo_available)
 
         c.commandStarted.connect(self.terminal.on_command_started)
         c.commandOutput.connect(self.terminal.on_output)
@@ -224,6 +285,9 @@ class MainWindow(QMainWindow):
             self.tabs.setCurrentIndex(2)
 
     def _show_tool(self, call_id: str, kind: str) -> None:
+        if kind == "stop":  # a stalled card's Stop button
+            self.controller.stop_tool(call_id)
+            return
         if kind == "computer" and isinstance(self.browser, BrowserView):
             self.browser.show_call(call_id)
         tab = {"shell": 1, "apply_patch": 0, "computer": 2, "codex": 1}.get(kind)
@@ -238,11 +302,42 @@ class MainWindow(QMainWindow):
         self.diff_view.set_read_only(False)
         self.diff_view.set_files(list(self._proposals.values()))
         self.diff_view.show_file(diff.path)
+        restored = self._restored_decisions.pop(proposal.id, None)
+        if restored:
+            self.diff_view.restore_decisions(diff.path, restored)
         self.tabs.setCurrentIndex(0)
 
     def _close_proposal(self, proposal_id: str) -> None:
         if self._proposals.pop(proposal_id, None) is not None:
             self.diff_view.set_files(list(self._proposals.values()))
+
+    def _withdraw_proposal(self, proposal_id: str) -> None:
+        """A stopped run withdrew the review: nothing can be applied; the last proposals stay
+        on screen, read-only, so the user still sees what was proposed."""
+        diff = self._proposals.pop(proposal_id, None)
+        if diff is None:
+            return
+        if self._proposals:
+            self.diff_view.set_files(list(self._proposals.values()))
+        else:
+            self.diff_view.set_read_only(True)
+        self.conversation.add_notice(
+            f"The review of {diff.path} was withdrawn (the run stopped); nothing was written.",
+            "info",
+        )
+
+    def _restore_decisions(self, proposal_id: str, decisions: Any) -> None:
+        diff = self._proposals.get(proposal_id)
+        if diff is None:  # shown a moment later (proposalSubmitted): applied then
+            self._restored_decisions[proposal_id] = decisions
+        else:
+            self.diff_view.restore_decisions(diff.path, decisions)
+
+    def _note_decision(self, path: str, hunk_id: int, decision: Any) -> None:
+        for proposal_id, diff in self._proposals.items():
+            if diff.path == path:
+                self.controller.note_review_decision(proposal_id, hunk_id, decision)
+                return
 
     def _show_checkpoints(self, checkpoints: list[Any]) -> None:
         infos = [

@@ -134,6 +134,8 @@ def _output_lines(raw: dict[str, Any], output: Any) -> list[str]:
             elif outcome.get("exit_code"):
                 lines.append(f"  | (exit {outcome.get('exit_code')})")
         return lines
+    if raw.get("type") == "computer_call_output":  # a screenshot, not text (issue 17)
+        return ["  | [screenshot of the page]"]
     text = str(output if output is not None else raw.get("output", ""))
     clipped = text[:_OUTPUT_LIMIT] + ("…" if len(text) > _OUTPUT_LIMIT else "")
     return [f"  | {line}" for line in _clean(clipped).splitlines()]

@@ -23,7 +23,13 @@ from core.items import ModelResponse, ToolApprovalItem
 from core.policy import ApprovalMode, Decision, Rule, coerce_mode, decide_command, decide_patch
 from core.policy.modes import strictest
 from core.tools.local import ApprovalDecision
-from core.tools.shell import ShellActionRequest, ShellCommandRequest, ShellResult
+from core.tools.shell import (
+    ShellActionRequest,
+    ShellCommandOutput,
+    ShellCommandRequest,
+    ShellResult,
+)
+from core.tools.shell_patch import ShellPatch, detect_shell_patches, parse_shell_patch
 
 from .checkpoints import (
     DEFAULT_CAP_BYTES,
@@ -34,6 +40,7 @@ from .checkpoints import (
     Retention,
 )
 from .editor import GitAwareEditor, ReviewQueue
+from .editor.envelope import EnvelopeResult, apply_envelope, envelope_paths
 from .shell import ShellListener, SubprocessShellExecutor, sandbox_available
 from .shell.git_paths import disarm_planted
 from .shell.sandbox import SandboxMode, SandboxSummary, describe_sandbox
@@ -295,6 +302,9 @@ class Workspace:
     async def _shell_needs_approval(
         self, ctx: RunContextWrapper[Any], action: ShellActionRequest, call_id: str
     ) -> bool:
+        patches = detect_shell_patches(action.commands)
+        if patches is not None:  # apply_patch through the shell: judged as a patch
+            return self._shell_patch_needs_approval(call_id, patches)
         decision = self.decide_commands(list(action.commands))
         self.decisions[call_id] = PendingDecision(
             call_id, "command", decision, commands=list(action.commands)
@@ -302,6 +312,9 @@ class Workspace:
         return decision.action != "allow"
 
     async def _execute(self, request: ShellCommandRequest) -> ShellResult:
+        patches = detect_shell_patches(request.data.action.commands)
+        if patches is not None:  # not run: applied through the editor (review, confinement)
+            return await self.apply_shell_patches(patches, request.ctx_wrapper)
         call_id = request.data.call_id
         pending = self.decisions.get(call_id)
         decision = (
@@ -320,6 +333,56 @@ class Workspace:
         return await self.executor(request)
 
     # -- patches -----------------------------------------------------------------------------
+    def _shell_patch_needs_approval(self, call_id: str, patches: list[ShellPatch]) -> bool:
+        """The patch policy over every path the shell-invoked envelopes touch; as for an
+        ``apply_patch_call``, only a refusal stops the call (the review queue is the
+        approval in *ask* mode). An envelope that does not parse writes nothing and needs
+        no approval: running it reports the parse error."""
+        paths: list[str] = []
+        for patch in patches:
+            paths.extend(envelope_paths(patch.patch, patch.workdir))
+        if not paths:
+            return False
+        decision = decide_patch(paths, self._mode, self.rules, workspace=self.root)
+        self.decisions[call_id] = PendingDecision(call_id, "patch", decision, paths=paths)
+        return decision.action == "deny"
+
+    async def apply_shell_patches(
+        self, patches: list[ShellPatch], ctx_wrapper: RunContextWrapper[Any] | None = None
+    ) -> ShellResult:
+        """Apply shell-invoked ``apply_patch`` envelopes through the editor, in order.
+
+        Returns:
+            One entry per invocation, shaped like the Codex CLI's ``apply_patch`` output:
+            ``"Success. Updated the following files:\\nM a.py\\n"`` and exit code 0, or the
+            reasons on stderr and exit code 1 (see :func:`~harnesses.editor.envelope.apply_envelope`).
+        """
+        outputs: list[ShellCommandOutput] = []
+        for patch in patches:
+            result = await apply_envelope(
+                self.editor, patch.patch, workdir=patch.workdir, ctx_wrapper=ctx_wrapper
+            )
+            outputs.append(result.to_shell_output(patch.command))
+        return ShellResult(output=outputs)
+
+    async def apply_pasted_patch(self, text: str) -> EnvelopeResult:
+        """Apply a ``*** Begin Patch`` envelope the user pasted (the composer), through the
+        patch policy, a checkpoint and the editor (review in *ask* mode).
+
+        Returns:
+            The :class:`~harnesses.editor.envelope.EnvelopeResult`; a policy refusal comes
+            back as a failure, with nothing written.
+        """
+        found = parse_shell_patch(text)  # pasted as `apply_patch <<'EOF'` … `EOF` too
+        patch, workdir = (found.patch, found.workdir) if found else (text, None)
+        paths = envelope_paths(patch, workdir)
+        if paths:
+            decision = decide_patch(paths, self._mode, self.rules, workspace=self.root)
+            if decision.action == "deny":
+                return EnvelopeResult(failures=[f"Refused by policy: {decision.reason}"])
+            await self.checkpoint("before pasted patch")
+        return await apply_envelope(self.editor, patch, workdir=workdir)
+
     async def _patch_needs_approval(
         self, ctx: RunContextWrapper[Any], operation: Any, call_id: str
     ) -> bool:

@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 # bubblewrap: shell sandbox; xvfb & xcb libs: the window without a display; chromium: the browser
 APT_PACKAGES=(bubblewrap git chromium xvfb xauth libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 fonts-dejavu-core)
 command -v npm >/dev/null 2>&1 || APT_PACKAGES+=(nodejs npm)
+APT_PACKAGES+=(openssh-client)  # ssh-keygen / ssh: tests/harnesses/test_noninteractive.py
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
@@ -31,3 +32,6 @@ fi
 
 # The Codex CLI, pinned, in a project-local folder (.tools/codex)
 bash scripts/install_codex.sh
+
+# Published MCP servers for the tests, pinned, project-local (.tools/mcp-python, .tools/mcp-node)
+bash scripts/install_mcp_servers.sh

@@ -21,5 +21,8 @@ QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1440x900x24 -nolisten tcp" \
     .venv/bin/tandem demo --scenario research --screenshot "$shots/tandem-research.png" 2> >(grep -v -e propagateSizeHints -e "unexpected operator" >&2)
 echo "demo: saved $shots/tandem-research-review.png (MCP approval), $shots/tandem-research.png (hosted activity, sources)"
 echo "      and $shots/tandem-research-subagent.png (the Explorer sub-agent's run)"
+QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1440x900x24 -nolisten tcp" \
+    .venv/bin/tandem demo --scenario browser --screenshot "$shots/tandem-browser-demo.png" 2> >(grep -v -e propagateSizeHints -e "unexpected operator" >&2)
+echo "demo: saved $shots/tandem-browser-demo.png (a dev server, real Chromium, the signup form's error)"
 echo
 exec .venv/bin/tandem demo --headless

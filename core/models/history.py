@@ -1,57 +1,131 @@
-"""Append-only request input whose JSON is built once per item (runner overhead stays flat).
+"""Request input whose JSON is built once per item, ever (runner overhead stays flat).
 
-The reference SDK re-transforms the whole typed ``input`` list on every request, so its
-per-turn cost grows with the history (issue 2, item 8). Here each item is serialised to JSON
-exactly once, when it joins the history; a request body is the cached bytes plus the new tail.
+The reference SDK re-transforms and re-serialises the whole typed ``input`` list on every
+request, so its per-turn cost grows with the history (issue 2, item 8; issue 15, item 4). Here
+each item is serialised to compact JSON exactly once, when it joins the history, and the bytes
+are kept beside it. A request body is then one ``bytes`` join of the request head and the cached
+item bytes (:func:`join_body`): the history's bytes are copied once per request, and no item is
+serialised again, not even for a server-managed tail (:meth:`InputHistory.view`).
+
+Compaction (issue 14) may drop or replace items: :meth:`InputHistory.replace` swaps a range
+for new items (only those are serialised) and keeps every other item's cached bytes.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["InputHistory"]
+__all__ = ["InputHistory", "dumps_item", "join_body"]
 
 
-def _dumps(item: Any) -> bytes:
+def dumps_item(item: Any) -> bytes:
+    """One wire item as compact UTF-8 JSON (``ensure_ascii=False``, no spaces).
+
+    The same form ``json.dumps(..., separators=(",", ":"))`` gives, so a body assembled from
+    cached items parses to exactly the dicts it was built from.
+
+    Raises:
+        TypeError: the item holds a value JSON cannot encode.
+        ValueError: the item refers to itself.
+    """
     return json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-class InputHistory:
-    """The ``input`` array of a Responses request, growing by appends.
+def join_body(head: bytes, key: bytes, encoded: Sequence[bytes]) -> bytes:
+    """``head`` (a JSON object's bytes) with ``key`` set to the array of ``encoded`` items.
 
-    ``items`` holds the wire dicts (read-only by convention); ``to_json_bytes()`` returns the
-    serialised array in O(total bytes) memcpy time, with no per-item Python work.
+    One ``bytes.join``: the items' bytes are copied once, straight into the body (the head and
+    the array brackets ride on the first and last item, so nothing else is copied twice).
+
+    Args:
+        head: a serialised JSON object, e.g. ``b'{"model":"m"}'`` (``b"{}"`` allowed).
+        key: the member name, without quotes (``b"input"``).
+        encoded: each array element's JSON bytes.
+    """
+    opening = head[:-1] + (b',"' if len(head) > 2 else b'"') + key + b'":['
+    count = len(encoded)
+    if count == 0:
+        return opening + b"]}"
+    if count == 1:
+        return b"".join((opening, encoded[0], b"]}"))
+    parts = [opening + encoded[0]]
+    parts.extend(encoded[1:-1])
+    parts.append(encoded[-1] + b"]}")
+    return b",".join(parts)
+
+
+class InputHistory:
+    """The ``input`` array of a Responses request: wire dicts with their cached JSON bytes.
+
+    ``items`` holds the wire dicts (read-only by convention: a change to a dict after it was
+    added is not seen in the bytes); :attr:`encoded` the matching compact JSON of each.
     """
 
-    __slots__ = ("_buf", "_count", "items")
+    __slots__ = ("_encoded", "items")
 
-    def __init__(self, items: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, items: Iterable[dict[str, Any]] | None = None) -> None:
         self.items: list[dict[str, Any]] = []
-        self._buf = bytearray(b"[")
-        self._count = 0
-        for item in items or []:
+        self._encoded: list[bytes] = []
+        for item in items or ():
             self.append(item)
 
-    def append(self, item: dict[str, Any]) -> None:
-        """Add one wire item (serialised now; later mutation of ``item`` is not seen)."""
-        if self._count:
-            self._buf += b","
-        self._buf += _dumps(item)
-        self._count += 1
-        self.items.append(item)
+    @classmethod
+    def _from_parts(cls, items: list[dict[str, Any]], encoded: list[bytes]) -> InputHistory:
+        made = cls.__new__(cls)
+        made.items, made._encoded = items, encoded
+        return made
 
-    def extend(self, items: list[dict[str, Any]]) -> None:
+    def append(self, item: dict[str, Any]) -> None:
+        """Add one wire item, serialised now (and never again).
+
+        Raises:
+            TypeError: the item holds a value JSON cannot encode (the history is unchanged).
+        """
+        data = dumps_item(item)
+        self.items.append(item)
+        self._encoded.append(data)
+
+    def extend(self, items: Iterable[dict[str, Any]]) -> None:
+        """:meth:`append` each item in order."""
         for item in items:
             self.append(item)
 
+    def replace(self, start: int, stop: int, items: Iterable[dict[str, Any]] = ()) -> None:
+        """Swap ``items[start:stop]`` for ``items`` (compaction: drop or summarise a range).
+
+        Only the new items are serialised; every other item keeps its cached bytes.
+
+        Raises:
+            TypeError: a new item holds a value JSON cannot encode (the history is unchanged).
+        """
+        new = list(items)
+        data = [dumps_item(item) for item in new]
+        self.items[start:stop] = new
+        self._encoded[start:stop] = data
+
+    def view(self, start: int = 0) -> InputHistory:
+        """The items from ``start`` on, sharing their cached bytes (for a server-managed tail:
+        ``previous_response_id`` or a conversation holds the rest). O(items in the view)."""
+        return InputHistory._from_parts(self.items[start:], self._encoded[start:])
+
+    @property
+    def encoded(self) -> list[bytes]:
+        """Each item's compact JSON, in order (read-only by convention)."""
+        return self._encoded
+
+    def byte_size(self) -> int:
+        """The size of the serialised array in bytes (items, commas and brackets)."""
+        return sum(map(len, self._encoded)) + max(len(self._encoded) - 1, 0) + 2
+
     def __len__(self) -> int:
-        return self._count
+        return len(self.items)
 
     def to_json_bytes(self) -> bytes:
-        """The JSON array of every item, as UTF-8 bytes."""
-        return bytes(self._buf) + b"]"
+        """The JSON array of every item, as UTF-8 bytes (one join of the cached bytes)."""
+        return b"[" + b",".join(self._encoded) + b"]"
 
     def tail(self, start: int) -> list[dict[str, Any]]:
-        """Items from index ``start`` on (for server-managed conversation state)."""
+        """Items from index ``start`` on (the wire dicts; see :meth:`view` for the bytes too)."""
         return self.items[start:]

@@ -8,7 +8,6 @@ provides HTTP, authentication, retries with backoff, SSE parsing and typed event
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -21,8 +20,10 @@ from openai.types.responses import Response, ResponseStreamEvent
 
 from ..errors import ModelBehaviorError, ModelProviderError, UserError
 from ..items import ModelResponse
+from ..model_settings import get_default_model_settings
 from ..redaction import redact_text
 from ..secret_handoff import env_value
+from .history import dumps_item, join_body
 from .interface import Model, ModelRequest
 from .provider import DEFAULT_MODEL, OpenAIProvider
 from .wire import item_to_dict
@@ -89,10 +90,17 @@ def build_request_head(request: ModelRequest, *, stream: bool) -> dict[str, Any]
 
 
 def build_request_body(request: ModelRequest, *, stream: bool) -> bytes:
-    """The whole JSON body: the head serialised now, the input history spliced in as cached bytes."""
+    """The whole JSON body (UTF-8 bytes): the head serialised now, then ``input`` as the cached
+    bytes of each history item, written straight into the body by one join
+    (:func:`~core.models.history.join_body`; issue 15, item 4). No item is serialised again.
+
+    Raises:
+        TypeError: a head field (e.g. ``extra_body``) holds a value JSON cannot encode.
+    """
     head = build_request_head(request, stream=stream)
-    head_bytes = json.dumps(head, ensure_ascii=False, separators=(",", ":")).encode()
-    return head_bytes[:-1] + b',"input":' + request.input.to_json_bytes() + b"}"
+    head.pop("input", None)  # the history is the input (an ``extra_body`` key must not repeat it)
+    head_bytes = dumps_item(head)
+    return join_body(head_bytes, b"input", request.input.encoded)
 
 
 def response_to_model_response(response: Any) -> ModelResponse:
@@ -119,6 +127,12 @@ class OpenAIResponsesModel(Model):
         max_retries: client retries of 408/409/429/5xx and connection errors, with exponential
             backoff (the ``openai`` client's policy).
         stream_retries: how often a stream cut before ``response.completed`` is retried.
+        apply_default_settings: when the agent left its model settings unset
+            (:attr:`ModelSettings.is_implicit`), fill in
+            :func:`~core.model_settings.get_default_model_settings` for the model name, under
+            any run-config overrides. :class:`OpenAIProvider` sets it for the models it
+            resolves by name; a model object passed directly sends the settings as they are
+            (both as in openai-agents 0.24).
 
     Raises:
         UserError: no client was given and no API key is configured.
@@ -132,8 +146,10 @@ class OpenAIResponsesModel(Model):
         max_retries: int = 3,
         stream_retries: int = 2,
         retry_backoff_s: float = 0.5,
+        apply_default_settings: bool = False,
     ) -> None:
         self.model = model
+        self._apply_default_settings = apply_default_settings
         if openai_client is None:
             api_key = env_value("OPENAI_API_KEY")
             if not api_key:
@@ -154,6 +170,9 @@ class OpenAIResponsesModel(Model):
     def _with_model(self, request: ModelRequest) -> ModelRequest:
         if request.model is None and self.model is not None:
             request.model = self.model
+        settings = request.model_settings
+        if self._apply_default_settings and settings.is_implicit:
+            request.model_settings = get_default_model_settings(request.model).resolve(settings)
         return request
 
     async def get_response(self, request: ModelRequest) -> ModelResponse:

@@ -58,4 +58,6 @@ class OpenAIProvider(ModelProvider):
     def get_model(self, model_name: str | None) -> Model:
         from .openai_responses import OpenAIResponsesModel
 
-        return OpenAIResponsesModel(model_name or DEFAULT_MODEL, self._get_client())
+        return OpenAIResponsesModel(
+            model_name or DEFAULT_MODEL, self._get_client(), apply_default_settings=True
+        )

@@ -13,7 +13,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
 
 from .._util import maybe_await as _maybe_await
 from ..errors import AgentsException, ModelBehaviorError, UserError
@@ -192,9 +192,15 @@ ComputerFactory: TypeAlias = Callable[..., "AnyComputer | Awaitable[AnyComputer]
 ComputerDisposer: TypeAlias = Callable[..., "Awaitable[None] | None"]
 
 
+ComputerT = TypeVar("ComputerT", bound="Computer | AsyncComputer")
+
+
 @dataclass(slots=True)
-class ComputerProvider:
+class ComputerProvider(Generic[ComputerT]):
     """A computer factory with an optional disposer, resolved once per run (spec §6.2).
+
+    Generic in the computer type, so ``ComputerProvider[MyComputer]`` is a valid annotation
+    (openai-agents 0.24 ``ComputerProvider`` is subscriptable the same way).
 
     Attributes:
         create: ``create(*, run_context) -> Computer | AsyncComputer`` (sync or async).
@@ -523,7 +529,9 @@ class ComputerTool:
     async def _acknowledge(
         self, ctx: RunContextWrapper[Any], call: dict[str, Any], agent: Agent[Any] | None
     ) -> list[dict[str, Any]] | None:
-        if self.on_safety_check is None:
+        # ``None`` (sent as null) unless there were checks to acknowledge, never ``[]``: the
+        # reference sends null when none were acknowledged (openai-agents 0.24 ComputerAction).
+        if self.on_safety_check is None or not call.get("pending_safety_checks"):
             return None
         acknowledged: list[dict[str, Any]] = []
         for check in call.get("pending_safety_checks") or []:

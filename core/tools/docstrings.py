@@ -34,6 +34,15 @@ _GOOGLE_PATTERNS = [
     re.compile(p, re.MULTILINE) for p in (r"^(Args|Arguments):", r"^(Returns):", r"^(Raises):")
 ]
 _GOOGLE_PARAMS_HEADER = re.compile(r"(args|arguments|params|parameters):", re.IGNORECASE)
+# Google section headers griffe knows (a line ``Word Word:`` at column 0).
+_GOOGLE_ANY_HEADER = re.compile(
+    r"(args|arguments|params|parameters|keyword args|keyword arguments|other args|"
+    r"other arguments|other params|other parameters|returns?|yields?|raises?|"
+    r"exceptions?|warns?|warnings?|examples?|notes?|attributes?|receives?|deprecated):",
+    re.IGNORECASE,
+)
+# Sections whose entries describe parameters: Args, and Keyword Args / Other Parameters.
+_PARAMETER_KINDS = (DocstringSectionKind.parameters, DocstringSectionKind.other_parameters)
 
 # griffe logs a warning for every undocumented type; silence it while parsing (spec §1.3).
 _GRIFFE_LOGGER = logging.getLogger("griffe")
@@ -104,6 +113,29 @@ def _normalize_google(doc: str) -> str:
     return "\n".join(out)
 
 
+def _indent_opening_section(doc: str) -> str:
+    """Re-indent the body of a section that opens the docstring (no summary line).
+
+    ``inspect.getdoc`` dedents every line after the first by their common indent, so when a
+    docstring starts ``Args:`` on its first line the entries land at column 0 and griffe reads the
+    section as plain text. When the first line is a Google section header and the line after it
+    is at column 0, the lines up to the next column-0 header are indented by four spaces.
+    """
+    lines = doc.split("\n")
+    if len(lines) < 2 or not _GOOGLE_ANY_HEADER.fullmatch(lines[0].strip()):
+        return doc
+    if not lines[1].strip() or lines[1][:1] in (" ", "\t"):
+        return doc
+    out = [lines[0].strip()]
+    index = 1
+    while index < len(lines) and not _GOOGLE_ANY_HEADER.fullmatch(lines[index]):
+        out.append(f"    {lines[index]}" if lines[index].strip() else "")
+        index += 1
+    if index < len(lines) and out[-1]:
+        out.append("")
+    return "\n".join(out + lines[index:])
+
+
 def parse_docstring(
     doc: str | None, style: DocstringStyle | None = None
 ) -> tuple[str | None, dict[str, str]]:
@@ -115,18 +147,24 @@ def parse_docstring(
 
     Returns:
         ``(description, param_descriptions)``: the first text section (``None`` when there is
-        none) and a map from parameter name (leading ``*`` stripped) to its description.
+        none) and a map from parameter name (leading ``*`` stripped) to its description, read
+        from ``Args``/``Parameters`` and also from Google ``Keyword Args``/``Other Parameters``
+        and NumPy ``Other Parameters`` sections (issue 13: openai-agents 0.24 drops those,
+        a public Agents SDK bug report). A docstring that opens with ``Args:`` (no summary)
+        keeps its parameter descriptions (0.24 loses them when the section is the only one).
     """
     if not doc:
         return None, {}
     style = style or detect_docstring_style(doc)
     if style == "google":
-        doc = _normalize_google(doc)
+        doc = _normalize_google(_indent_opening_section(doc))
     with _GRIFFE_LOCK:
         previous = _GRIFFE_LOGGER.level
         _GRIFFE_LOGGER.setLevel(logging.ERROR)
         try:
-            sections = Docstring(doc, lineno=1, parser=style).parse()
+            # griffe cleans the text again, treating line 1 apart from the others; an empty
+            # first line keeps the already-clean text (an opening ``Args:`` body) as it is.
+            sections = Docstring("\n" + doc, lineno=1, parser=style).parse()
         finally:
             _GRIFFE_LOGGER.setLevel(previous)
     description: str | None = None
@@ -134,9 +172,13 @@ def parse_docstring(
     for section in sections:
         if section.kind == DocstringSectionKind.text and description is None:
             description = section.value
-        elif section.kind == DocstringSectionKind.parameters:
+        elif section.kind in _PARAMETER_KINDS:
             for param in section.value:
-                params[param.name.lstrip("*")] = param.description
+                # ``Args`` wins over ``Keyword Args``/``Other Parameters`` for the same name.
+                if section.kind == DocstringSectionKind.parameters:
+                    params[param.name.lstrip("*")] = param.description
+                else:
+                    params.setdefault(param.name.lstrip("*"), param.description)
     return description, params
 
 

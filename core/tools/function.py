@@ -21,7 +21,7 @@ from ..context import RunContextWrapper, ToolContext
 from ..errors import ModelBehaviorError, ToolTimeoutError, UserError
 from ..redaction import redact_text
 from .docstrings import DocstringStyle, is_callable_instance
-from .function_schema import FuncSchema, function_schema
+from .function_schema import FuncSchema, bound_call, function_schema
 from .strict_schema import ensure_strict_json_schema
 
 __all__ = [
@@ -45,6 +45,12 @@ _TIMEOUT_BEHAVIORS = ("error_as_result", "raise_exception")
 _CALLERS = ("direct", "programmatic")
 _UNSET: Any = object()
 _REDACTION_ENV = "OPENAI_AGENTS_DONT_LOG_TOOL_DATA"
+
+
+def _invalid_needs_approval(setting: Any) -> str:
+    return (
+        f"Invalid needs_approval value: expected a bool or callable, got {type(setting).__name__}."
+    )
 
 
 def _dont_log_tool_data() -> bool:
@@ -123,11 +129,13 @@ class FunctionTool:
         output_json_schema: strict object schema of the output, sent as ``output_schema``.
 
     Raises:
-        TypeError: ``timeout_seconds`` is not a number (``bool`` included).
+        TypeError: ``timeout_seconds`` is not a number (``bool`` included), or
+            ``timeout_error_function`` is set but not callable (openai-agents 0.24 alike).
         ValueError: ``timeout_seconds`` not finite or not > 0, set on a tool built from a sync
             function, or an unknown ``timeout_behavior``.
-        UserError: ``params_json_schema`` cannot be made strict, or ``allowed_callers`` is
-            not a non-empty list of unique ``"direct"``/``"programmatic"``.
+        UserError: ``params_json_schema`` cannot be made strict, ``allowed_callers`` is
+            not a non-empty list of unique ``"direct"``/``"programmatic"``, or
+            ``needs_approval`` is neither a bool nor a callable.
     """
 
     name: str
@@ -156,6 +164,7 @@ class FunctionTool:
 
     def __post_init__(self) -> None:
         self._validate_timeout()
+        self._validate_needs_approval()
         self._validate_allowed_callers()
         if self.strict_json_schema:
             self._strict_params_json_schema = ensure_strict_json_schema(self.params_json_schema)
@@ -182,6 +191,16 @@ class FunctionTool:
             raise ValueError(
                 "FunctionTool timeout_behavior must be one of: " + ", ".join(_TIMEOUT_BEHAVIORS)
             )
+        if self.timeout_error_function is not None and not callable(self.timeout_error_function):
+            # openai-agents 0.24 raises this TypeError at construction too.
+            raise TypeError("FunctionTool timeout_error_function must be callable or None.")
+
+    def _validate_needs_approval(self) -> None:
+        # openai-agents 0.24 raises this UserError when the setting is evaluated; we raise it
+        # at construction, so a bad setting never reaches a run.
+        setting = self.needs_approval
+        if not isinstance(setting, bool) and not callable(setting):
+            raise UserError(_invalid_needs_approval(setting))
 
     def _validate_allowed_callers(self) -> None:
         callers = self.allowed_callers
@@ -262,25 +281,33 @@ class _DecoratedInvoker:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise  # this task is being cancelled (timeout, sibling failure, shutdown)
-            error = Exception(str(exc) or f"Tool {self.schema.name} was cancelled.")
+            error = Exception(str(exc) or f"Tool {self._tool_name(ctx)} was cancelled.")
             error.__cause__ = exc
             return await self._on_failure(ctx, error)
         except Exception as exc:
             return await self._on_failure(ctx, exc)
 
     async def _on_failure(self, ctx: ToolContext[Any], error: Exception) -> Any:
-        logger.debug("tool %s failed with %s", self.schema.name, type(error).__name__)
+        logger.debug("tool %s failed with %s", self._tool_name(ctx), type(error).__name__)
         if self.failure_error_function is None:
             raise error
         return await _maybe_await(self.failure_error_function(ctx, error))
 
+    def _tool_name(self, ctx: ToolContext[Any]) -> str:
+        """The called tool's current name: the context's ``tool_name`` (a copied or renamed
+        tool shares this invoker), else the name the schema was built with (openai-agents 0.24
+        reports errors under ``ctx.tool_name`` too)."""
+        name = getattr(ctx, "tool_name", None)
+        return name if isinstance(name, str) and name else self.schema.name
+
     async def _invoke(self, ctx: ToolContext[Any], args: str) -> Any:
-        data = _parse_arguments(self.schema.name, args)
+        tool_name = self._tool_name(ctx)
+        data = _parse_arguments(tool_name, args)
         model = self.schema.params_pydantic_model
         try:
             parsed = model.model_validate(data)
         except ValidationError as exc:
-            message = f"Invalid JSON input for tool {self.schema.name}"
+            message = f"Invalid JSON input for tool {tool_name}"
             if _dont_log_tool_data():
                 raise ModelBehaviorError(message) from None
             raise ModelBehaviorError(f"{message}: {exc}") from exc
@@ -317,10 +344,7 @@ def _parse_arguments(tool_name: str, args: str) -> dict[str, Any]:
 
 
 def _is_async_callable(func: Any) -> bool:
-    if inspect.iscoroutinefunction(func):
-        return True
-    call = getattr(func, "__call__", None)  # noqa: B004 - callable instances
-    return call is not None and inspect.iscoroutinefunction(call)
+    return inspect.iscoroutinefunction(bound_call(func))
 
 
 def _output_schema(output_type: Any, output_json_schema: dict[str, Any] | None) -> Any:
@@ -445,7 +469,7 @@ def function_tool(
             name=schema.name,
             description=schema.description or "",
             params_json_schema=schema.params_json_schema,
-            on_invoke_tool=_DecoratedInvoker(the_func, schema, formatter, is_async),
+            on_invoke_tool=_DecoratedInvoker(bound_call(the_func), schema, formatter, is_async),
             strict_json_schema=strict_mode,
             is_enabled=is_enabled,
             tool_input_guardrails=tool_input_guardrails,
@@ -546,11 +570,14 @@ async def evaluate_needs_approval(
     callable is not called and approval is required (fail closed).
 
     Raises:
+        UserError: the setting is neither a bool nor a callable (set after construction).
         Exception: whatever the callable raises.
     """
     setting = tool.needs_approval
+    if isinstance(setting, bool):
+        return setting
     if not callable(setting):
-        return bool(setting)
+        raise UserError(_invalid_needs_approval(setting))
     try:
         parsed = json.loads(arguments, parse_constant=_reject_constant)
     except ValueError:

@@ -17,9 +17,10 @@ from ..errors import UserError
 from .docstrings import DocstringStyle, generate_func_documentation, is_callable_instance
 from .strict_schema import ensure_strict_json_schema
 
-__all__ = ["FuncSchema", "function_schema", "validate_tool_callable"]
+__all__ = ["FuncSchema", "bound_call", "function_schema", "validate_tool_callable"]
 
 _GENERATED_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_MISSING = object()
 
 
 @dataclass(slots=True)
@@ -72,6 +73,25 @@ class FuncSchema:
         return positional, keyword
 
 
+def bound_call(func: Any) -> Callable[..., Any]:
+    """What calling ``func`` runs: for a callable instance, its class's ``__call__`` bound to it.
+
+    Functions, methods and other routines are returned unchanged.
+
+    Python calls ``type(obj).__call__``, never an instance attribute named ``__call__``; the
+    reference resolves the method from the class MRO the same way (openai-agents 0.24
+    ``_normalize_function_tool_callable``), so an instance attribute cannot redirect the call.
+    """
+    if not is_callable_instance(func):
+        return func
+    owner = next((k for k in type(func).__mro__ if "__call__" in k.__dict__), None)
+    call = owner.__dict__["__call__"] if owner is not None else None
+    if call is None or not hasattr(call, "__get__"):
+        return func  # not callable through its class: validate_tool_callable reports it
+    bound: Callable[..., Any] = call.__get__(func, type(func))
+    return bound
+
+
 def validate_tool_callable(func: Any, name_override: str | None = None) -> None:
     """Reject callables whose contract cannot be inferred (spec §1.2 item 3).
 
@@ -88,7 +108,8 @@ def validate_tool_callable(func: Any, name_override: str | None = None) -> None:
     if not callable(func):
         raise UserError(f"function_tool needs a callable, got {type(func).__name__}.")
     if is_callable_instance(func):
-        if hasattr(func, "__wrapped__"):
+        # getattr_static: a class ``__getattr__`` answers every name (openai-agents 0.24 too).
+        if inspect.getattr_static(func, "__wrapped__", _MISSING) is not _MISSING:
             raise UserError(
                 "function_tool only infers plain callable instances, not wrapper objects "
                 "(the object has __wrapped__). Use an explicit wrapper function."
@@ -135,9 +156,9 @@ def function_schema(
     description = description_override or (doc.description if use_docstring_info else None)
     name = name_override or doc.name
 
-    hint_source = type(func).__call__ if is_callable_instance(func) else func
-    hints = get_type_hints(hint_source, include_extras=True)
-    signature = inspect.signature(func)
+    target = bound_call(func)
+    hints = get_type_hints(target, include_extras=True)
+    signature = inspect.signature(target)
     params = list(signature.parameters.items())
 
     takes_context = False

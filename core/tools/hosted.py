@@ -84,7 +84,12 @@ class WebSearchTool:
 
     Attributes:
         user_location: ``{"type": "approximate", "city"?, "country"?, "region"?, "timezone"?}``.
-        filters: ``{"allowed_domains": [...]}`` (a dict or the ``openai`` model).
+        filters: ``{"allowed_domains": [...]}``: a dict (validated as, and stored as, the
+            ``openai`` ``Filters`` model; unknown keys kept) or that model. Sent whole.
+
+    Raises:
+        TypeError: ``filters`` is neither a dict nor a pydantic model.
+        pydantic.ValidationError: a ``filters`` dict with a badly typed known key.
         search_context_size: ``"low"``, ``"medium"`` (default) or ``"high"``.
         external_web_access: sent only when not ``None``.
     """
@@ -93,6 +98,20 @@ class WebSearchTool:
     filters: Any = None
     search_context_size: Literal["low", "medium", "high"] = "medium"
     external_web_access: bool | None = None
+
+    def __post_init__(self) -> None:
+        # A filters dict is read as the Responses API ``Filters`` model, unknown keys kept, and
+        # sent whole (``model_dump()``): openai-agents 0.24 ``WebSearchTool.__post_init__``.
+        if self.filters is None or hasattr(self.filters, "model_dump"):
+            return
+        if not isinstance(self.filters, Mapping):
+            raise TypeError(
+                "web search filters must be a Filters instance or a dict, "
+                f"got {type(self.filters).__name__}"
+            )
+        from openai.types.responses.web_search_tool import Filters
+
+        self.filters = Filters.model_validate(dict(self.filters))
 
     @property
     def name(self) -> str:
@@ -106,7 +125,7 @@ class WebSearchTool:
             location.setdefault("type", "approximate")
         payload: dict[str, Any] = {
             "type": "web_search",
-            "filters": _plain(self.filters) if self.filters is not None else None,
+            "filters": self.filters.model_dump() if self.filters is not None else None,
             "user_location": location,
             "search_context_size": self.search_context_size,
         }
@@ -126,8 +145,8 @@ class FileSearchTool:
         ranking_options / filters: sent as given when truthy.
 
     Raises:
-        UserError: ``max_num_results`` outside 1-50 (other than ``0``/``None``) or no
-            ``vector_store_ids`` list.
+        UserError: no ``vector_store_ids`` list (``max_num_results`` is checked by
+            :meth:`to_wire`).
     """
 
     vector_store_ids: list[str]
@@ -139,13 +158,6 @@ class FileSearchTool:
     def __post_init__(self) -> None:
         if not isinstance(self.vector_store_ids, (list, tuple)):
             raise UserError("FileSearchTool vector_store_ids must be a list of vector store ids.")
-        count = self.max_num_results
-        if count is not None and count != 0:
-            if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 50:
-                raise UserError(
-                    "FileSearchTool max_num_results must be an integer between 1 and 50, "
-                    f"or 0/None for the provider default; got {count!r}."
-                )
 
     @property
     def name(self) -> str:
@@ -157,7 +169,21 @@ class FileSearchTool:
         return ["file_search_call.results"] if self.include_search_results else []
 
     def to_wire(self, model: str | None = None) -> dict[str, Any]:
-        """``{"type": "file_search", "vector_store_ids": [...]}`` plus the set options."""
+        """``{"type": "file_search", "vector_store_ids": [...]}`` plus the set options.
+
+        ``max_num_results`` is checked here, when the tool is converted for a request, not at
+        construction (openai-agents 0.24 ``Converter.convert_tools``, same message).
+
+        Raises:
+            UserError: ``max_num_results`` is not ``None``, ``0`` or an integer 1-50.
+        """
+        count = self.max_num_results
+        if count is not None and (
+            isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= 50
+        ):
+            raise UserError(
+                "FileSearchTool max_num_results must be zero, an integer between 1 and 50, or None."
+            )
         payload: dict[str, Any] = {
             "type": "file_search",
             "vector_store_ids": list(self.vector_store_ids),

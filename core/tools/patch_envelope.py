@@ -8,12 +8,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from .editor import ApplyPatchOperation, ApplyPatchOperationType
-from .v4a import apply_diff
+from .v4a_apply import apply_v4a
+from .v4a_engine import Semantics
 
 if TYPE_CHECKING:
     from ..context import RunContextWrapper
 
-__all__ = ["PatchAction", "apply_actions", "apply_patch_to_files", "parse_patch"]
+__all__ = [
+    "EnvelopeOperation",
+    "PatchAction",
+    "apply_actions",
+    "apply_patch_to_files",
+    "parse_patch",
+]
 
 _BEGIN = "*** Begin Patch"
 _END = "*** End Patch"
@@ -38,23 +45,29 @@ class PatchAction:
             the hunk body for :func:`~core.tools.v4a.apply_diff` (``""`` for a pure rename);
             ``None`` for ``delete_file``.
         move_to: rename target of an ``update_file`` (``*** Move to:``), else ``None``.
+        semantics: how ``diff`` is applied: ``"codex"`` (the Codex CLI's rules, the default
+            for an envelope) or ``"v4a"`` (the reference SDK's); see ``docs/patch-semantics.md``.
     """
 
     type: ApplyPatchOperationType
     path: str
     diff: str | None = None
     move_to: str | None = None
+    semantics: Semantics = "codex"
 
-    def to_operation(
-        self, ctx_wrapper: RunContextWrapper[Any] | None = None
-    ) -> ApplyPatchOperation:
-        """The equivalent :class:`ApplyPatchOperation` (spec §5.1) for an ``ApplyPatchEditor``."""
-        return ApplyPatchOperation(
+    def to_operation(self, ctx_wrapper: RunContextWrapper[Any] | None = None) -> EnvelopeOperation:
+        """The equivalent operation (spec §5.1) for an ``ApplyPatchEditor``.
+
+        It is an :class:`ApplyPatchOperation` that also carries ``semantics``, which Tandem's
+        ``GitAwareEditor`` honours (other editors see a plain operation).
+        """
+        return EnvelopeOperation(
             type=self.type,
             path=self.path,
             diff=self.diff,
             ctx_wrapper=ctx_wrapper,
             move_to=self.move_to,
+            semantics=self.semantics,
         )
 
     def to_wire(self) -> dict[str, Any]:
@@ -65,6 +78,18 @@ class PatchAction:
         if self.move_to is not None:
             wire["move_to"] = self.move_to
         return wire
+
+
+@dataclass(slots=True)
+class EnvelopeOperation(ApplyPatchOperation):
+    """An :class:`ApplyPatchOperation` from a ``*** Begin Patch`` envelope.
+
+    Attributes:
+        semantics: ``"codex"`` (Codex CLI rules) or ``"v4a"``; read by
+            ``harnesses.editor.GitAwareEditor`` to pick the rules for ``diff``.
+    """
+
+    semantics: Semantics = "codex"
 
 
 def parse_patch(text: str) -> list[PatchAction]:
@@ -78,11 +103,18 @@ def parse_patch(text: str) -> list[PatchAction]:
         *** Delete File: <path>       no body
         *** End Patch
 
-    Leniency for pasted text: surrounding blank lines, a Markdown code fence and a shell heredoc
-    wrapper (``apply_patch <<'EOF'`` ... ``EOF``) are removed; marker lines may carry trailing
-    blanks; empty lines that end a file section are dropped (so a blank line between sections
-    is not read as an empty context line: write a trailing empty context line as ``" "``); ``\\r\\n`` line ends are accepted (create diffs then
+    Leniency, as the Codex CLI 0.171 (checked against the binary) and for pasted text:
+    surrounding blank lines, a Markdown code fence and a shell heredoc wrapper
+    (``apply_patch <<'EOF'`` ... ``EOF``) are removed; marker lines (``*** Begin Patch``,
+    file headers, ``*** Move to:``, ``*** End Patch``) may be padded with blanks on both
+    sides; empty lines that end a file section or stand right before an ``@@`` line are
+    dropped (a blank line between chunks or sections is not read as an empty context line:
+    write such a context line as ``" "``); ``\\r\\n`` line ends are accepted (create diffs then
     keep ``\\r\\n``).
+
+    Codex CLI semantics carried by the actions (``semantics="codex"``): an added file ends with
+    a newline (its diff gets a final ``+`` line, so any V4A editor writes it so); update hunks
+    are applied by :func:`core.tools.v4a_apply.apply_v4a` with the Codex rules.
 
     Args:
         text: the whole envelope.
@@ -94,7 +126,7 @@ def parse_patch(text: str) -> list[PatchAction]:
         ValueError: a malformed envelope, with a message naming the line or the file.
     """
     newline = "\r\n" if "\r\n" in text else "\n"
-    lines = _unwrap(_LINE_SPLIT.split(text))
+    lines = _unwrap([_marker(line) for line in _LINE_SPLIT.split(text)])
     if not lines or lines[0].strip() != _BEGIN:
         raise ValueError("Invalid patch: the first line must be '*** Begin Patch'")
     if len(lines) < 2 or lines[-1].strip() != _END:
@@ -116,7 +148,8 @@ def parse_patch(text: str) -> list[PatchAction]:
                         f"Invalid patch: Add File '{path}': line {offset} does not start "
                         f"with '+': {line!r}"
                     )
-            diff = newline.join(added) + newline if added else ""
+            # Codex CLI: every added line ends with a newline; the final "+" says so in V4A.
+            diff = newline.join([*added, "+"]) + newline if added else ""
             actions.append(PatchAction("create_file", path, diff))
         elif header.startswith(_UPDATE):
             path = _header_path(header, _UPDATE, lineno)
@@ -125,6 +158,7 @@ def parse_patch(text: str) -> list[PatchAction]:
                 move_to = _header_path(body[index].rstrip(), _MOVE, lineno + 1)
                 index += 1
             hunk, index = _take_body(body, index)
+            hunk = _drop_blank_before_headers(hunk)
             if not hunk and move_to is None:
                 raise ValueError(f"Invalid patch: Update File '{path}' has no hunks")
             diff = "\n".join(hunk) + "\n" if hunk else ""
@@ -142,6 +176,11 @@ def parse_patch(text: str) -> list[PatchAction]:
                 f"Invalid patch: line {lineno} is not a file header "
                 f"('*** Add File:', '*** Update File:', '*** Delete File:'): {body[index - 1]!r}"
             )
+    if not actions:
+        raise ValueError(
+            "Invalid patch: no file operations between '*** Begin Patch' and '*** End Patch'; "
+            "nothing was changed"
+        )
     return actions
 
 
@@ -163,9 +202,10 @@ def apply_patch_to_files(
 
     Returns:
         ``{path: new_text}`` for written files and ``{path: None}`` for removed ones (a moved
-        file's old path maps to ``None``), in first-touched order. Created files follow
-        ``apply_diff(..., mode="create")``: ``+a`` / ``+b`` gives ``"a\\nb"`` (a final ``+``
-        line adds the trailing newline), as when an editor applies the equivalent operation.
+        file's old path maps to ``None``), in first-touched order. Created files end with a
+        newline (``+a`` / ``+b`` gives ``"a\\nb\\n"``, Codex CLI); updates follow
+        :func:`core.tools.v4a_apply.apply_v4a` with each action's ``semantics`` (an updated
+        file keeps its final-newline state, a UTF-8 BOM and per-line endings).
 
     Raises:
         ValueError: the envelope is malformed, or an action fails; the message names the file,
@@ -197,7 +237,7 @@ def apply_actions(
         if action.type == "create_file":
             if not allow_overwrite and current(action.path) is not None:
                 raise ValueError(f"{label}: file already exists")
-            changes[action.path] = _apply(label, "", action.diff or "", "create")
+            changes[action.path] = _apply(label, "", action.diff, "create", action.semantics)
         elif action.type == "delete_file":
             if current(action.path) is None:
                 raise ValueError(f"{label}: file not found")
@@ -206,7 +246,11 @@ def apply_actions(
             original = current(action.path)
             if original is None:
                 raise ValueError(f"{label}: file not found")
-            updated = _apply(label, original, action.diff, "default") if action.diff else original
+            updated = (
+                _apply(label, original, action.diff, "default", action.semantics)
+                if action.diff
+                else original
+            )
             target = action.move_to
             if target is not None and target != action.path:
                 if not allow_overwrite and current(target) is not None:
@@ -218,9 +262,15 @@ def apply_actions(
     return changes
 
 
-def _apply(label: str, original: str, diff: str | None, mode: Literal["default", "create"]) -> str:
+def _apply(
+    label: str,
+    original: str,
+    diff: str | None,
+    mode: Literal["default", "create"],
+    semantics: Semantics,
+) -> str:
     try:
-        return apply_diff(original, diff or "", mode)
+        return apply_v4a(original, diff or "", mode, semantics=semantics).text
     except ValueError as exc:
         raise ValueError(f"{label}: {exc}") from exc
 
@@ -247,6 +297,25 @@ def _take_body(body: list[str], index: int) -> tuple[list[str], int]:
     while end > start and body[end - 1] == "":
         end -= 1
     return body[start:end], index
+
+
+def _marker(line: str) -> str:
+    """A line that is an envelope marker once stripped, stripped (Codex CLI trims them)."""
+    stripped = line.strip()
+    if stripped.startswith((_BEGIN, _END, _MOVE, *_FILE_HEADERS)):
+        return stripped
+    return line
+
+
+def _drop_blank_before_headers(hunk: list[str]) -> list[str]:
+    """Remove empty lines directly before an ``@@`` line (a blank line between chunks)."""
+    out: list[str] = []
+    for line in hunk:
+        if line.startswith("@@"):
+            while out and out[-1] == "":
+                out.pop()
+        out.append(line)
+    return out
 
 
 def _unwrap(lines: list[str]) -> list[str]:

@@ -48,7 +48,14 @@ _ADDITIONAL_PROPERTIES_MESSAGE = (
     "allowed. If you really need this, update the function or output tool to not use a strict "
     "schema."
 )
-_TOO_DEEP_MESSAGE = "JSON schema is too deeply nested to process safely. Simplify or flatten it."
+# The reference's wording (openai-agents 0.24 ``ensure_strict_json_schema``).
+_TOO_DEEP_MESSAGE = (
+    "JSON schema is too deeply nested to process safely. Simplify or flatten the schema."
+)
+# Container nesting checked, without recursion, before the schema is copied: deeper input would
+# exhaust the interpreter's recursion limit in ``copy.deepcopy`` (a RecursionError, where the
+# reference raises UserError). Well above MAX_SCHEMA_DEPTH, so only absurd schemas meet it.
+_MAX_RAW_NESTING = 250
 _TOO_LARGE_MESSAGE = (
     "JSON schema is too large to convert to a strict schema (more than "
     f"{MAX_SCHEMA_NODES} nodes); `$ref`s that expand exponentially suggest a malformed schema."
@@ -90,6 +97,7 @@ def ensure_strict_json_schema(schema: dict[str, Any]) -> dict[str, Any]:
         raise UserError(f"A JSON schema must be an object, got {type(schema).__name__}.")
     if not schema:
         return copy.deepcopy(_EMPTY_OBJECT)
+    _check_nesting(schema)
     root = copy.deepcopy(schema)
     converter = _StrictConverter(root)
     result = converter.visit(root, ())
@@ -97,6 +105,21 @@ def ensure_strict_json_schema(schema: dict[str, Any]) -> dict[str, Any]:
     if result.get("type") == ["object"]:
         result["type"] = "object"
     return result
+
+
+def _check_nesting(schema: dict[str, Any]) -> None:
+    """Raise UserError when dicts/lists nest deeper than ``_MAX_RAW_NESTING`` (iterative walk)."""
+    stack: list[tuple[Any, int]] = [(schema, 1)]
+    seen: set[int] = set()
+    while stack:
+        node, depth = stack.pop()
+        if depth > _MAX_RAW_NESTING:
+            raise UserError(_TOO_DEEP_MESSAGE)
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
 
 
 def _check_root(root: dict[str, Any]) -> None:

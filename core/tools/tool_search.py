@@ -67,13 +67,13 @@ class ToolSearchTool:
 
 
 def tool_namespace(
-    name: str, description: str, tools: Iterable[FunctionTool]
+    *, name: str, description: str, tools: Iterable[FunctionTool]
 ) -> list[FunctionTool]:
     """Copies of ``tools`` grouped under namespace ``name`` (spec §3.3).
 
     The copies are sent as one ``{"type": "namespace", ...}`` entry placed where the first of
     them appears in ``Agent.tools`` and are called with ``"namespace": name``. Members may be
-    immediate or ``defer_loading=True``.
+    immediate or ``defer_loading=True``. Arguments are keyword-only, as in openai-agents 0.24.
 
     Args:
         name: the namespace name (non-empty after stripping).

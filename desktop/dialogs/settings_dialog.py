@@ -33,6 +33,7 @@ from core.errors import UserError
 from core.policy import MODE_DESCRIPTIONS, ApprovalMode, Rule, RuleStore
 from core.settings import API_KEY_ENV, Settings
 from desktop.dialogs.hidden_paths import HiddenPathsEditor
+from desktop.dialogs.local_mcp_table import LocalMcpServersEditor
 from desktop.dialogs.mcp_table import McpServersEditor
 
 __all__ = ["SettingsDialog"]
@@ -266,6 +267,12 @@ class SettingsDialog(QDialog):
         self._fields["codex_path"] = _Field(
             self.codex_edit, self._browse_button(self.codex_edit, "the Codex CLI")
         )
+        self.codex_login_check = QCheckBox("Use my Codex login (instead of this model and key)")
+        self.codex_login_check.setToolTip(
+            "Codex runs on your own Codex CLI sign-in (codex login, e.g. ChatGPT) rather than "
+            "on the model, server and key above"
+        )
+        self._fields["codex_use_login"] = _Field(self.codex_login_check)
         self.web_search_check = QCheckBox("Web search (OpenAI-hosted)")
         self.code_interpreter_check = QCheckBox("Code interpreter (OpenAI-hosted)")
         self.image_generation_check = QCheckBox("Image generation (OpenAI-hosted)")
@@ -286,17 +293,21 @@ class SettingsDialog(QDialog):
         self.add_mcp_button = self.mcp_editor.add_button
         self.remove_mcp_button = self.mcp_editor.remove_button
         self._fields["mcp_servers"] = _Field(self.mcp_editor, marked=self.mcp_table)
+        self.local_mcp_editor = LocalMcpServersEditor()  # issue 18: [mcp_servers.NAME]
+        self._fields["local_mcp_servers"] = _Field(self.local_mcp_editor)
         tools_group = self._group(
             "Tools",
             [
                 ("Chromium", "chromium_path"),
                 ("Codex CLI", "codex_path"),
+                ("", "codex_use_login"),
                 ("Hosted", "web_search"),
                 ("", "code_interpreter"),
                 ("", "image_generation"),
                 ("", self.hosted_note),
                 ("Sub-agents", "explorer"),
                 ("MCP servers", "mcp_servers"),
+                ("Local MCP", "local_mcp_servers"),
             ],
         )
 
@@ -390,11 +401,13 @@ class SettingsDialog(QDialog):
         self.rules_file_edit.setPlaceholderText(f"{settings.rules_path} (default)")
         self.chromium_edit.setText(str(settings.chromium_path or ""))
         self.codex_edit.setText(str(settings.codex_path or ""))
+        self.codex_login_check.setChecked(settings.codex_use_login)
         self.web_search_check.setChecked(settings.web_search)
         self.code_interpreter_check.setChecked(settings.code_interpreter)
         self.image_generation_check.setChecked(settings.image_generation)
         self.explorer_check.setChecked(settings.explorer)
         self.mcp_editor.set_servers(settings.mcp_servers)
+        self.local_mcp_editor.set_servers(settings.local_mcp_servers)
         self.hidden_editor.set_paths(settings.sandbox_hidden_paths, settings.sandbox_shown_paths)
         self._forget_key = False
         self._end_replace()
@@ -543,6 +556,8 @@ class SettingsDialog(QDialog):
             "sandbox_enabled": self.sandbox_check.isChecked(),
             "chromium_path": self.chromium_edit.text().strip() or None,
             "codex_path": self.codex_edit.text().strip() or None,
+            "codex_use_login": self.codex_login_check.isChecked(),
+            "codex_stall_seconds": s.codex_stall_seconds,
             "rules_file": self.rules_file_edit.text().strip() or None,
             "recent_folders": list(s.recent_folders),
             "last_folder": s.last_folder,
@@ -551,6 +566,7 @@ class SettingsDialog(QDialog):
             "image_generation": self.image_generation_check.isChecked(),
             "explorer": self.explorer_check.isChecked(),
             "mcp_servers": self.mcp_editor.servers(),
+            "local_mcp_servers": self.local_mcp_editor.servers(),
             "sandbox_hidden_paths": self.hidden_editor.hidden_paths(),
             "sandbox_shown_paths": self.hidden_editor.shown_paths(),
             "api_key": s.api_key,

@@ -113,6 +113,10 @@ class ApprovalRequest:
         rule_preview: what *Always allow* would match (``"any `git diff …` command"``), or
             ``None`` to disable *Always allow*.
         destructive: highlight the request as dangerous (red frame, reason in red).
+        recoverability: for a destructive command, what the checkpoint taken before it will
+            make recoverable (``Recoverability.summary()``: "everything it removes is
+            recoverable", or "2 ignored files, 1.3 GB, are over the cap and will not be
+            recoverable"); ``None`` when not known.
 
     Raises:
         ValueError: an empty id or an unknown kind.
@@ -125,6 +129,7 @@ class ApprovalRequest:
     reason: str
     rule_preview: str | None = None
     destructive: bool = False
+    recoverability: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -185,6 +190,12 @@ class ApprovalPanel(QFrame):
         self.reason_label.setWordWrap(True)
         self.reason_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
+        self.recoverability_label = QLabel()
+        self.recoverability_label.setObjectName("approvalRecoverability")
+        self.recoverability_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.recoverability_label.setWordWrap(True)
+        self.recoverability_label.hide()
+
         self.body_view = QPlainTextEdit()
         self.body_view.setObjectName("approvalBody")
         self.body_view.setReadOnly(True)
@@ -234,6 +245,7 @@ class ApprovalPanel(QFrame):
         layout.setSpacing(6)
         layout.addLayout(header)
         layout.addWidget(self.reason_label)
+        layout.addWidget(self.recoverability_label)
         layout.addWidget(self.body_view)
         layout.addWidget(self.message_edit)
         layout.addLayout(buttons)
@@ -354,6 +366,8 @@ class ApprovalPanel(QFrame):
             self.kind_badge.clear()
             self.title_label.setText("No pending approvals")
             self.reason_label.clear()
+            self.recoverability_label.clear()
+            self.recoverability_label.hide()
             self.body_view.clear()
             self.rule_label.clear()
             self.always_allow_button.setEnabled(False)
@@ -372,6 +386,7 @@ class ApprovalPanel(QFrame):
         warning = "\u26a0 " if request.destructive else ""
         self.reason_label.setText(warning + _code_html(request.reason))
         self.reason_label.setVisible(bool(request.reason))
+        self._show_recoverability(request.recoverability)
         self.body_view.setPlainText(request.body)
         self._fit_body(request.body)
         if request.rule_preview is not None:
@@ -403,6 +418,20 @@ class ApprovalPanel(QFrame):
         longest = max((metrics.horizontalAdvance(line) for line in body.splitlines()), default=0)
         extra = bar if longest > self.body_view.viewport().width() else 0
         self.body_view.setFixedHeight(lines * metrics.lineSpacing() + margin + 6 + extra)
+
+    def _show_recoverability(self, line: str | None) -> None:
+        """The checkpoint's promise for a destructive command, green when it covers
+        everything, amber when something will not be recoverable."""
+        if not line:
+            self.recoverability_label.clear()
+            self.recoverability_label.hide()
+            return
+        complete = line.startswith("everything")
+        colour = "#3fb950" if complete else "#d29922"
+        mark = "\u2713" if complete else "\u26a0"
+        self.recoverability_label.setText(f"{mark} Checkpoint first: {line}")
+        self.recoverability_label.setStyleSheet(f"QLabel {{ color: {colour}; }}")
+        self.recoverability_label.show()
 
     def _set_destructive(self, value: bool) -> None:
         if self.property("destructive") == value:

@@ -57,6 +57,8 @@ QLineEdit#browserUrl {
 QLabel#browserState { border-radius: 11px; padding: 1px 10px; font-weight: bold; }
 QLabel#browserState[state="agent"] { color: #56d4dd; background: #143338; }
 QLabel#browserState[state="user"] { color: #e3b341; background: #3d2e12; }
+QLabel#browserState[state="idle"] { color: #8b949e; background: #21262d; }
+QLineEdit#browserUrl[editable="true"] { border-color: #7a5b14; color: #f0f6fc; }
 QToolButton#controlButton { padding: 3px 12px; font-weight: bold; }
 QToolButton#controlButton[mode="take"] { color: #f0f6fc; background: #2b3340; border-color: #3f6fa8; }
 QToolButton#controlButton[mode="give"] { color: #e3b341; background: #3d2e12; border-color: #7a5b14; }
@@ -492,7 +494,20 @@ class BrowserView(QWidget):
         self.url.setObjectName("browserUrl")
         self.url.setReadOnly(True)
         self.url.setPlaceholderText("No page yet")
-        self.url.setToolTip("The page the agent acts on")
+        self.url.setToolTip("The page the agent acts on (editable under Take control)")
+        self.url.returnPressed.connect(self._go_to_typed)
+        self.nav_buttons: dict[str, QToolButton] = {}
+        for kind, glyph, tip in (
+            ("back", "←", "Back"),
+            ("forward", "→", "Forward"),
+            ("reload", "↻", "Reload"),
+        ):
+            button = QToolButton()
+            button.setObjectName(f"browser_{kind}")
+            button.setText(glyph)
+            button.setToolTip(f"{tip} (under Take control)")
+            button.clicked.connect(lambda _=False, k=kind: self._navigate(k))
+            self.nav_buttons[kind] = button
         self.state = QLabel()
         self.state.setObjectName("browserState")
         self.state.setFixedHeight(22)
@@ -520,6 +535,8 @@ class BrowserView(QWidget):
 
         top = QHBoxLayout()
         top.setSpacing(8)
+        for button in self.nav_buttons.values():
+            top.addWidget(button)
         top.addWidget(self.url, 1)
         top.addWidget(self.state)
         top.addWidget(self.control_button)
@@ -544,6 +561,7 @@ class BrowserView(QWidget):
         session.controlChanged.connect(self.set_control)
         session.gateChanged.connect(self.set_gate_state)
         session.notice.connect(self.add_notice)
+        session.agentChanged.connect(lambda _running: self._update_state())
         self.set_url(session.current_url)
         self.set_control(session.user_has_control)
 
@@ -587,8 +605,11 @@ class BrowserView(QWidget):
 
     @Slot(str)
     def set_url(self, url: str) -> None:
-        """Show the page's URL."""
+        """Show the page's URL (not while the user is typing one under Take control)."""
+        if self.session.user_has_control and self.url.hasFocus() and self.url.isModified():
+            return
         self.url.setText(url)
+        self.url.setModified(False)
         self.url.setCursorPosition(0)
 
     @Slot(bool)
@@ -601,6 +622,11 @@ class BrowserView(QWidget):
             if user
             else "Use the browser yourself; the agent waits until you hand back"
         )
+        self.url.setReadOnly(not user)
+        self.url.setProperty("editable", "true" if user else "false")
+        self._repolish(self.url)
+        for button in self.nav_buttons.values():
+            button.setEnabled(user)
         self.canvas.setMouseTracking(user)
         self.canvas.setCursor(Qt.CursorShape.CrossCursor if user else Qt.CursorShape.ArrowCursor)
         if user:
@@ -650,8 +676,25 @@ class BrowserView(QWidget):
         else:
             self.session.take_control()
 
+    def _go_to_typed(self) -> None:
+        """Enter in the URL field under Take control: the page loads the typed address."""
+        if self.session.user_has_control and self.url.text().strip():
+            self.session.send_input(PageInput("goto", text=self.url.text().strip()))
+            self.url.setModified(False)
+            self.canvas.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _navigate(self, kind: str) -> None:
+        """A back/forward/reload button (only while the user has control)."""
+        if self.session.user_has_control:
+            self.session.send_input(PageInput(kind))  # type: ignore[arg-type]
+
     def _update_state(self) -> None:
-        if not self.session.user_has_control:
+        gate = self._gate
+        if not self.session.user_has_control and not (
+            self.session.agent_running or gate.active or gate.waiting
+        ):
+            text, state = "Idle", "idle"
+        elif not self.session.user_has_control:
             text, state = "Agent is driving", "agent"
         elif self._gate.active:
             text, state = f"You have control — the agent finishes its {self._gate.active}…", "user"

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import cast
 
-from PySide6.QtCore import QObject, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QFontMetrics, QImage, QPixmap, QResizeEvent, QTextDocument, QTextOption
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -25,6 +25,7 @@ from desktop.activity import CardBody, image_format
 
 from .rich_text import (
     DIM_COLOR,
+    DocumentHeights,
     display_text,
     link_label,
     links_html,
@@ -80,10 +81,12 @@ class _OutputBox(QTextBrowser):
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)  # the transcript measures entries by height-for-width
+        self.setSizePolicy(policy)
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.document().setDocumentMargin(4)
-        self.document().documentLayout().documentSizeChanged.connect(self._fit)
+        self._heights = DocumentHeights(self)
 
     def show_text(self, text: str) -> None:
         """Show ``text`` (hidden when empty); unchanged text is not laid out again."""
@@ -92,17 +95,24 @@ class _OutputBox(QTextBrowser):
             self.setPlainText(shown)
         set_shown(self, bool(text))
 
-    def _fit(self, _size: object = None) -> None:
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        """The document's height (px) at ``width`` px, at most ``_OUTPUT_LINES`` lines."""
         cap = _OUTPUT_LINES * QFontMetrics(self.font()).lineSpacing() + 8
-        height = min(int(self.document().size().height()), cap) + 2 * self.frameWidth()
-        if height != self.height():
-            self.setFixedHeight(height)
+        return min(self._heights.at(width), cap + 2 * self.frameWidth())
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "_heights"):
+            self._heights.reset()
 
     def minimumSizeHint(self) -> QSize:
-        return QSize(60, self.height())
+        return QSize(60, QFontMetrics(self.font()).lineSpacing() + 8)
 
     def sizeHint(self) -> QSize:
-        return QSize(200, self.height())
+        return QSize(200, self.heightForWidth(max(self.width(), 200)))
 
 
 class _Image(QLabel):

@@ -15,12 +15,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.tools.shell_patch import looks_like_envelope, parse_shell_patch
 from resources import read_text
 
-__all__ = ["Composer"]
+__all__ = ["Composer", "is_patch_text"]
 
 _IDLE_PLACEHOLDER = "Describe a task for the agent…"
 _RUNNING_PLACEHOLDER = "The agent is working… type your next message"
+
+
+def is_patch_text(text: str) -> bool:
+    """Whether composer text is a patch to apply, not a prompt: a ``*** Begin Patch`` envelope
+    ending in ``*** End Patch``, bare or in a Markdown fence, or an ``apply_patch <<'EOF'``
+    heredoc (:func:`core.tools.shell_patch.parse_shell_patch`)."""
+    body = text.strip()
+    if body.startswith("```") and body.endswith("```"):
+        body = body.partition("\n")[2].rpartition("```")[0].strip()
+    if looks_like_envelope(body) and body.rstrip().endswith("*** End Patch"):
+        return True
+    return parse_shell_patch(text) is not None
 
 
 class _Edit(QPlainTextEdit):
@@ -85,6 +98,9 @@ class Composer(QFrame):
     submitted = Signal(str)
     #: The user asked to stop the current run (Esc or the Stop button).
     stopRequested = Signal()
+    #: The user sent a ``*** Begin Patch`` envelope (bare, fenced or as ``apply_patch <<'EOF'``):
+    #: it is applied through review instead of being sent as a prompt (issue 13).
+    patchSubmitted = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -149,6 +165,9 @@ class Composer(QFrame):
         if self._running or not text:
             return
         self.edit.clear()
+        if is_patch_text(text):
+            self.patchSubmitted.emit(text)
+            return
         self.submitted.emit(text)
 
     @Slot(str)

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
-    QHBoxLayout,
     QLabel,
     QLayout,
     QScrollArea,
-    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -23,17 +20,10 @@ from PySide6.QtWidgets import (
 from desktop.activity import CardBody, Link
 from resources import read_text
 
-from .rich_text import (
-    DIM_COLOR,
-    TextBlock,
-    ToggleButton,
-    display_text,
-    link_label,
-    links_html,
-    render_markdown,
-    set_shown,
-)
+from .rich_text import render_markdown
 from .tool_card import ToolCard
+from .transcript import TranscriptStack
+from .transcript.entries import _AssistantMessage, _Notice, _Reasoning, _UserMessage
 
 __all__ = ["ConversationView", "render_markdown"]
 
@@ -48,112 +38,16 @@ def _depth(layout: QLayout) -> int:
     return depth
 
 
-class _UserMessage(QFrame):
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        speaker = QLabel("You")
-        speaker.setObjectName("speaker")
-        speaker.setContentsMargins(2, 0, 0, 0)  # align with the text's document margin
-        self.body = TextBlock()
-        self.body.setPlainText(text)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(12, 8, 12, 8)
-        layout.setSpacing(2)
-        layout.addWidget(speaker)
-        layout.addWidget(self.body)
-
-
-class _AssistantMessage(QFrame):
-    def __init__(self) -> None:
-        super().__init__()
-        self.text = ""
-        self.finished = False
-        self.body = TextBlock()
-        self.sources: QLabel | None = None  # the "Sources" footer, made on first citations
-        self.source_titles: list[str] = []
-        self._layout = QVBoxLayout(self)
-        self._layout.setContentsMargins(4, 2, 4, 2)
-        self._layout.addWidget(self.body)
-
-    def render_text(self) -> None:
-        render_markdown(self.body.document(), self.text)
-
-    def set_sources(self, links: Sequence[Link]) -> None:
-        """Show ``links`` in a numbered "Sources" footer (none: no footer)."""
-        self.source_titles = [link.title for link in links]
-        if self.sources is None:
-            if not links:
-                return
-            self.sources = link_label("messageSources")
-            self._layout.addWidget(self.sources)
-        header = f'<div style="color:{DIM_COLOR}; font-weight:bold">Sources</div>'
-        self.sources.setText(header + links_html(links))
-        set_shown(self.sources, bool(links))
-
-
-class _Reasoning(QFrame):
-    """Reasoning: a one-line toggle, the text (dim) shown only when expanded."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.toggle = ToggleButton()
-        self.toggle.setObjectName("reasoningToggle")
-        self.toggle.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.toggle.setToolTip("Show or hide the model's reasoning")
-        self.body = TextBlock()
-        self.body.hide()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(10, 0, 4, 0)
-        layout.setSpacing(0)
-        layout.addWidget(self.toggle, 0, Qt.AlignmentFlag.AlignLeft)
-        layout.addWidget(self.body)
-        self.toggle.clicked.connect(lambda: self.set_expanded(not self.body.isVisible()))
-        self.set_text(text)
-
-    def set_text(self, text: str) -> None:
-        self.text = text
-        render_markdown(self.body.document(), text)
-        self._update_toggle()
-
-    def set_expanded(self, expanded: bool) -> None:
-        self.body.setVisible(expanded)
-        self._update_toggle()
-
-    def _update_toggle(self) -> None:
-        arrow = "▾" if self.body.isVisible() else "▸"
-        words = len(self.text.split())
-        self.toggle.setText(f"{arrow} Reasoning · {words} word{'s' if words != 1 else ''}")
-
-
-class _Notice(QFrame):
-    _ICONS = {"info": "i", "warning": "!", "error": "✕"}
-
-    def __init__(self, text: str, level: str) -> None:
-        super().__init__()
-        level = level if level in self._ICONS else "info"
-        self.setProperty("level", level)
-        icon = QLabel(self._ICONS[level])
-        icon.setObjectName("noticeIcon")
-        self.label = QLabel(display_text(text))
-        self.label.setTextFormat(Qt.TextFormat.PlainText)
-        self.label.setWordWrap(True)
-        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(10, 5, 10, 5)
-        layout.setSpacing(8)
-        layout.addWidget(icon, 0, Qt.AlignmentFlag.AlignTop)
-        layout.addWidget(self.label, 1)
-
-
 class ConversationView(QWidget):
     """The centre transcript: user and assistant messages, reasoning, tool cards, notices.
 
-    One lightweight widget per entry in a scroll area; streamed assistant text is buffered
+    One lightweight widget per entry in a :class:`~desktop.views.transcript.TranscriptStack`,
+    which lays out and shows only the entries in view, so an append costs the same at 1,000
+    entries as at 10 (``bench/conversation_view.py``). Streamed assistant text is buffered
     and only the message that changed is re-rendered, at most every ``flush_interval_ms``
-    (ms; the interval stretches to twice the last render time for very long messages), so
-    the rest of the transcript is never laid out again. The view follows the end while the
-    user has not scrolled up; a "Jump to latest" button appears otherwise.
+    (ms; the interval stretches to twice the last render time for very long messages). The
+    view follows the end while the user has not scrolled up; a "Jump to latest" button
+    appears otherwise.
 
     Hosted tools get a body under their card (sources, search hits, code, output, images);
     an agent run as a tool gets a sub-conversation under its card: the entries the controller
@@ -175,8 +69,8 @@ class ConversationView(QWidget):
         self._interval = flush_interval_ms
         self._timer = QTimer(self, singleShot=True, interval=flush_interval_ms)
         self._timer.timeout.connect(self.flush)
-        # Showing or resizing an entry lays out every entry; while slots run, the layout is
-        # off and one pass at the next event-loop turn places everything added meanwhile.
+        # A sub-conversation's layout is off while slots add to it; one pass at the next
+        # event-loop turn lays out what was added meanwhile, then its card is measured again.
         self._relayout = QTimer(self, singleShot=True, interval=0)
         self._relayout.timeout.connect(self._release_layout)
         self._messages: dict[str, _AssistantMessage] = {}
@@ -184,28 +78,23 @@ class ConversationView(QWidget):
         self._cards: dict[str, ToolCard] = {}
         self._adopted: dict[str, str] = {}  # entry id -> the card whose sub-conversation gets it
         self._held: list[QLayout] = []  # nested layouts switched off until the next relayout
+        self._held_entries: list[QWidget] = []  # their top-level entries, measured after
         self._dirty: dict[str, None] = {}
-        self._entries: list[QWidget] = []
         self.render_count = 0  # Markdown renders of streamed messages (for tests and bench)
 
-        self._container = QWidget()
-        self._container.setObjectName("conversationEntries")
-        self._layout = QVBoxLayout(self._container)
-        self._layout.setContentsMargins(14, 12, 14, 12)
-        self._layout.setSpacing(10)
+        self._scroll = QScrollArea()
+        self._scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self._scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._stack = TranscriptStack(self._scroll)
+        self._stack.setObjectName("conversationEntries")
         self._empty = QLabel(
             "Describe a task below to start. The agent's messages, commands\n"
-            "and edits appear here as it works."
+            "and edits appear here as it works.",
+            self._scroll.viewport(),
         )
         self._empty.setObjectName("emptyHint")
         self._empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self._layout.addWidget(self._empty)
-        self._layout.addStretch(1)
-        self._scroll = QScrollArea()
-        self._scroll.setWidgetResizable(True)
-        self._scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self._scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self._scroll.setWidget(self._container)
+        self._empty.raise_()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self._scroll)
@@ -249,6 +138,7 @@ class ConversationView(QWidget):
         message.finished = True
         self._dirty.pop(item_id, None)
         message.render_text()
+        self._stack.touch(message)
 
     @Slot(str, str)
     def add_reasoning(self, item_id: str, text: str) -> None:
@@ -256,6 +146,7 @@ class ConversationView(QWidget):
         existing = self._reasoning.get(item_id)
         if existing is not None:
             existing.set_text(text)
+            self._stack.touch(existing)
             return
         entry = self._reasoning[item_id] = _Reasoning(text)
         self._place(item_id, entry)
@@ -296,6 +187,7 @@ class ConversationView(QWidget):
             return
         self._hold_layout(card)
         card.set_status(status, duration_ms, summary)
+        self._stack.touch(card)
 
     @Slot(str, object)
     def set_tool_body(self, call_id: str, body: object) -> None:
@@ -315,6 +207,7 @@ class ConversationView(QWidget):
             return
         self._hold_layout(card)
         card.set_body(body)
+        self._stack.touch(card)
 
     @Slot(str, object)
     def set_citations(self, item_id: str, links: object) -> None:
@@ -333,6 +226,7 @@ class ConversationView(QWidget):
         message = self._message(item_id)
         self._hold_layout(message)
         message.set_sources(shown)
+        self._stack.touch(message)
 
     @Slot(str, str)
     def adopt(self, entry_id: str, parent_call_id: str) -> None:
@@ -353,14 +247,16 @@ class ConversationView(QWidget):
         """Add a banner line; ``level`` is ``info``, ``warning`` or ``error``."""
         self._append(_Notice(text, level))
 
+    def add_entry(self, widget: QWidget) -> None:
+        """Add a ready-made entry widget (e.g. a compaction card, issue 14) at the end."""
+        self._append(widget)
+
     @Slot()
     def clear(self) -> None:
         """Remove every entry (a new or another session)."""
         self._timer.stop()
-        for widget in self._entries:
-            self._layout.removeWidget(widget)
-            widget.deleteLater()
-        self._entries.clear()
+        self._relayout.stop()
+        self._stack.clear()
         self._messages.clear()
         self._reasoning.clear()
         self._cards.clear()
@@ -368,6 +264,7 @@ class ConversationView(QWidget):
         for layout in self._held:  # their widgets are about to be deleted
             layout.setEnabled(True)
         self._held.clear()
+        self._held_entries.clear()
         self._dirty.clear()
         self._empty.show()
         self._following = True
@@ -383,6 +280,7 @@ class ConversationView(QWidget):
             message = self._messages.get(item_id)
             if message is not None:
                 message.render_text()
+                self._stack.touch(message)
                 self.render_count += 1
         spent_ms = int((time.perf_counter() - started) * 1000)
         self._timer.setInterval(max(self._interval, 2 * spent_ms))
@@ -392,30 +290,41 @@ class ConversationView(QWidget):
         """Scroll to the newest entry and follow new ones again."""
         self._following = True
         self.jump_button.hide()
-        self._layout.activate()
+        self.settle()
         bar = self._scroll.verticalScrollBar()
         bar.setValue(bar.maximum())
 
     def reveal(self, call_id: str) -> None:
-        """Scroll card ``call_id`` into view with its sub-conversation open (the view stops
-        following the end); unknown ids are ignored."""
+        """Scroll card ``call_id`` into view with its sub-conversation open, and the folded
+        sub-conversations it sits in (the view stops following the end); unknown ids are
+        ignored."""
         card = self._cards.get(call_id)
         if card is None:
             return
         if card.sub_entries() and not card.is_sub_expanded():
             card.toggle_sub()
+        outer = card.parentWidget()
+        while outer is not None and outer is not self._stack:  # open folded parents too
+            if isinstance(outer, ToolCard) and not outer.is_sub_expanded():
+                outer.toggle_sub()
+                self._stack.touch(outer)
+            outer = outer.parentWidget()
+        self._stack.touch(card)
         self.settle()
         self._following = False
-        self._scroll.ensureWidgetVisible(card, 0, 8)
+        self.jump_button.hide()
+        top = self._stack.reveal(card)
+        if top is None:
+            return
         bar = self._scroll.verticalScrollBar()
-        top = card.mapTo(self._container, card.rect().topLeft()).y()
         bar.setValue(min(bar.maximum(), max(0, top - 8)))
+        self._stack.reveal(card)  # now in view: placed and laid out at its final position
 
     # -- queries ---------------------------------------------------------------------------
 
     def entry_count(self) -> int:
         """How many entries (messages, reasoning, cards, notices) the transcript shows."""
-        return len(self._entries)
+        return self._stack.count()
 
     def is_following(self) -> bool:
         """Whether the view scrolls to new content (the user has not scrolled up)."""
@@ -440,7 +349,7 @@ class ConversationView(QWidget):
 
     def entries(self) -> list[QWidget]:
         """The top-level entry widgets, oldest first (nested ones: ``card.sub_entries()``)."""
-        return list(self._entries)
+        return self._stack.entries()
 
     # -- internals -------------------------------------------------------------------------
 
@@ -463,39 +372,46 @@ class ConversationView(QWidget):
         self._hold_layout(parent.sub_container())
         parent.add_sub_entry(widget)
 
-    def _hold_layout(self, inner: QWidget | None = None) -> None:
-        """Switch layouts off until the next event-loop turn, which lays out once.
+    def _hold_layout(self, inner: QWidget) -> None:
+        """Switch the layouts inside a nested sub-conversation off until the next event-loop
+        turn, which lays them out once and measures their top-level entry again.
 
         Args:
-            inner: a widget inside the transcript about to change; its layout and those of
-                its ancestors up to the transcript are held too (nested sub-conversations).
+            inner: a widget inside the transcript about to change; the layouts of the
+                widgets between it and its top-level entry are held (a top-level entry's
+                own layout only lays out that entry, so it is never held).
         """
-        widget = inner
-        while widget is not None and widget is not self._container:
+        widget: QWidget | None = inner
+        while widget is not None and widget.parentWidget() is not self._stack:
             layout = widget.layout()
             if layout is not None and layout.isEnabled():
                 layout.setEnabled(False)
                 self._held.append(layout)
             widget = widget.parentWidget()
+        if widget is not None and widget is not inner:
+            self._held_entries.append(widget)
         if not self._relayout.isActive():
-            self._layout.setEnabled(False)
             self._relayout.start()
 
     def _release_layout(self) -> None:
         held, self._held = self._held, []
+        entries, self._held_entries = self._held_entries, []
         for layout in held:
             layout.setEnabled(True)
-        self._layout.setEnabled(True)
-        self._layout.activate()
         for layout in sorted(held, key=_depth):  # outermost first: each then fits its parent
             layout.activate()
+        for entry in entries:
+            self._stack.touch(entry)
+        self._stack.relayout()
         self._keep_entries_visible()
 
     def _keep_entries_visible(self) -> None:
         """Never narrower than the widest entry's minimum (the scroll area does not scroll
         sideways, so a narrower view would cut cards off at the right)."""
         bar = self._scroll.verticalScrollBar().sizeHint().width()
-        needed = self._container.minimumSizeHint().width() + bar + 2 * self._scroll.frameWidth()
+        left, _top, right, _bottom = self._stack.margins()
+        needed = self._stack.minimum_column_width() + left + right + bar
+        needed += 2 * self._scroll.frameWidth()
         if needed > self.minimumWidth():
             self.setMinimumWidth(needed)
 
@@ -505,11 +421,10 @@ class ConversationView(QWidget):
         self._release_layout()
 
     def _append(self, widget: QWidget) -> None:
-        self._hold_layout()
         self._empty.hide()
-        self._entries.append(widget)
-        self._layout.insertWidget(self._layout.count() - 1, widget)
-        widget.show()
+        self._stack.append(widget)
+        if not self._relayout.isActive():
+            self._relayout.start()
 
     def _on_scrolled(self, value: int) -> None:
         bar = self._scroll.verticalScrollBar()
@@ -520,7 +435,7 @@ class ConversationView(QWidget):
     def _on_range(self, _low: int, high: int) -> None:
         if self._following:
             self._scroll.verticalScrollBar().setValue(high)
-        elif self._entries:
+        elif self._stack.count():
             self._place_jump_button()
             self.jump_button.show()
             self.jump_button.raise_()
@@ -535,6 +450,7 @@ class ConversationView(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._place_jump_button()
+        self._empty.setGeometry(self._scroll.viewport().rect())
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_End:  # End: jump to the latest entry

@@ -27,6 +27,7 @@ __all__ = [
     "edit_hunk",
     "editor_text_to_hunk_text",
     "hunk_text_to_editor_text",
+    "line_counts",
     "pair_lines",
     "split_lines",
 ]
@@ -503,3 +504,15 @@ def build_rows(hunks: Sequence[DiffHunk], *, unified: bool) -> tuple[list[DiffRo
             else:
                 rows.append(DiffRow(index, right=line, partner=partner.get(id(line))))
     return rows, headers
+
+
+def line_counts(old: str, new: str) -> tuple[int, int]:
+    """Lines added and removed between two texts (``difflib`` opcodes, no junk heuristic)."""
+    a_lines, b_lines = old.splitlines(), new.splitlines()
+    added = removed = 0
+    matcher = difflib.SequenceMatcher(None, a_lines, b_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            removed += i2 - i1
+            added += j2 - j1
+    return added, removed

@@ -81,6 +81,7 @@ from desktop.views.diff_model import (
     edit_hunk,
     editor_text_to_hunk_text,
     hunk_text_to_editor_text,
+    line_counts,
     split_lines,
 )
 from resources import read_text
@@ -554,7 +555,8 @@ class _FileDelegate(QStyledItemDelegate):
         bold.setBold(True)
         p.setFont(bold)
         p.drawText(badge, Qt.AlignmentFlag.AlignCenter, letter)
-        counts_plus, counts_minus = f"+{file.added}", f"\u2212{file.removed}"
+        added, removed = self.owner.counts(file.path)
+        counts_plus, counts_minus = f"+{added}", f"\u2212{removed}"
         bfm = QFontMetrics(bold)
         minus_w = bfm.horizontalAdvance(counts_minus)
         plus_w = bfm.horizontalAdvance(counts_plus)
@@ -897,14 +899,48 @@ class DiffView(QWidget):
         self._empty.setText("No differences" if self._files else "No changes to review")
         status = {"created": "  (new file)", "deleted": "  (deleted)"}.get(file.status, "")
         self._title.setText(path + status)
-        self._counts.setText(
-            f"<span style='color:{_C['add_sign']}'>+{file.added}</span>&nbsp;"
-            f"<span style='color:{_C['del_sign']}'>&minus;{file.removed}</span>"
-        )
+        self._show_counts(file)
         self._refresh()
         if self._lex_timer.isActive() or lexer is not None:
             self._lex_timer.start()
         self.currentHunkChanged.emit(path, self._hunk_id())
+
+    def counts(self, path: str) -> tuple[int, int]:
+        """Lines added and removed in ``path``'s diff, with the user's hunk edits counted as
+        edited (an edited hunk counts its edited text against the old side); ``(0, 0)`` for
+        an unknown path."""
+        file = self._files.get(path)
+        if file is None:
+            return 0, 0
+        decisions = self._review.decisions(path)
+        added = removed = 0
+        for hunk in file.hunks:
+            edited = decisions.get(hunk.id, HunkDecision()).edited_text
+            if edited is None:
+                added, removed = added + hunk.added, removed + hunk.removed
+            else:
+                a, r = line_counts(hunk.old_text, edited)
+                added, removed = added + a, removed + r
+        return added, removed
+
+    def _show_counts(self, file: FileDiff) -> None:
+        added, removed = self.counts(file.path)
+        self._counts.setText(
+            f"<span style='color:{_C['add_sign']}'>+{added}</span>&nbsp;"
+            f"<span style='color:{_C['del_sign']}'>&minus;{removed}</span>"
+        )
+
+    def restore_decisions(self, path: str, decisions: dict[int, HunkDecision]) -> None:
+        """Put back decisions made earlier on ``path`` (a review restored from the journal
+        after a restart); unknown hunk ids are ignored."""
+        if path not in self._files:
+            return
+        self._review.restore(path, decisions)
+        if path == self._path:
+            self._rebuild_rows()
+            self._show_counts(self._files[path])
+            self._refresh()
+        self._file_list.viewport().update()
 
     def current_file(self) -> FileDiff | None:
         """The file shown, or ``None``."""
@@ -1155,6 +1191,8 @@ class DiffView(QWidget):
         self._rebuild_rows()
         self._list.verticalScrollBar().setValue(scroll)
         self._close_panels()
+        self._show_counts(file)
+        self._file_list.viewport().update()
         self._refresh()
         self.decisionChanged.emit(file.path, hunk.id, decision)
 

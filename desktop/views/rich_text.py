@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import html
 import logging
+import math
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import QSize, Qt, QUrl
+from PySide6.QtCore import QEvent, QSize, Qt, QUrl
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
@@ -25,7 +26,15 @@ from PySide6.QtGui import (
     QTextFrameFormat,
     QTextOption,
 )
-from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QTextBrowser, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QLabel,
+    QSizePolicy,
+    QTextBrowser,
+    QTextEdit,
+    QToolButton,
+    QWidget,
+)
 
 from desktop.activity import Link
 from desktop.activity import domain as url_domain
@@ -36,6 +45,7 @@ _log = logging.getLogger("desktop")
 
 __all__ = [
     "DIM_COLOR",
+    "DocumentHeights",
     "LINK_COLOR",
     "breakable",
     "display_text",
@@ -240,26 +250,77 @@ class TextBlock(QTextBrowser):
         self.setOpenExternalLinks(False)
         self.anchorClicked.connect(open_safe_url)  # Markdown links in answers
         self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)  # the transcript measures entries by height-for-width
+        self.setSizePolicy(policy)
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.viewport().setAutoFillBackground(False)
         palette = self.palette()
         palette.setColor(QPalette.ColorRole.Link, QColor(LINK_COLOR))
         self.setPalette(palette)
         self.document().setDocumentMargin(2)
-        self.document().documentLayout().documentSizeChanged.connect(self._fit)
-        self.setFixedHeight(self.fontMetrics().lineSpacing() + 6)
+        self._heights = DocumentHeights(self, extra=2)
 
-    def _fit(self, size: object) -> None:
-        height = int(self.document().size().height()) + 2
-        if height != self.height():
-            self.setFixedHeight(height)
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        """The height (px) the whole document needs at ``width`` px (no scrolling)."""
+        return self._heights.at(width)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "_heights"):
+            self._heights.reset()
 
     def minimumSizeHint(self) -> QSize:
-        return QSize(60, super().minimumSizeHint().height())
+        return QSize(60, self.fontMetrics().lineSpacing() + 6)
 
     def sizeHint(self) -> QSize:
-        return QSize(200, self.height())
+        return QSize(200, self._heights.at(self.width()))
+
+
+class DocumentHeights:
+    """A text edit's document height per width (px), cached until the document changes.
+
+    Measuring sets the document's text width to the width asked (what ``QTextEdit`` does on
+    a resize, with ``LineWrapMode.WidgetWidth``); on a shown edit it is set back afterwards,
+    so a query for another width never leaves the text wrapped wrongly on screen. A change
+    of the document's content calls ``updateGeometry`` so the layouts above measure again;
+    the owner calls :meth:`reset` when its font changes.
+
+    Args:
+        edit: the text edit (its frame width is added on both sides).
+        extra: px added to the document's height.
+    """
+
+    def __init__(self, edit: QTextEdit, *, extra: int = 0) -> None:
+        self._edit = edit
+        self._extra = extra
+        self._cache: dict[int, int] = {}
+        edit.document().contentsChanged.connect(self.reset)
+
+    def at(self, width: int) -> int:
+        """The document's height (px, frame and ``extra`` included) at ``width`` px."""
+        cached = self._cache.get(width)
+        if cached is not None:
+            return cached
+        edit, doc = self._edit, self._edit.document()
+        frame = 2 * edit.frameWidth()
+        text_width = float(max(1, width - frame))
+        old = doc.textWidth()
+        if old != text_width:
+            doc.setTextWidth(text_width)
+        height = math.ceil(doc.size().height()) + self._extra + frame
+        if old != text_width and old > 0 and edit.isVisible():
+            doc.setTextWidth(old)
+        self._cache[width] = height
+        return height
+
+    def reset(self) -> None:
+        """Forget the heights (the content or the font changed) and ask for a new layout."""
+        self._cache.clear()
+        self._edit.updateGeometry()
 
 
 class ElidedLabel(QLabel):

@@ -60,9 +60,15 @@ _STATUS = {
     "failed": "✗ failed",
     "rejected": "⊘ rejected",
     "waiting-approval": "◆ waiting for approval",
+    "waiting-review": "◆ waiting for review",
+    "stalled": "◌ stalled",
+    "killed": "✗ killed",
+    "cancelled": "⊘ cancelled",
+    "interrupted": "◌ interrupted",
 }
 _MONO_KINDS = {"shell", "local_shell", "apply_patch", "codex", "code_interpreter"}
-_FINAL = {"completed", "failed", "rejected"}  # statuses after which a sub-conversation folds
+#: Statuses after which a sub-conversation folds.
+_FINAL = {"completed", "failed", "rejected", "killed", "cancelled", "interrupted"}
 
 
 def _plural(count: int, word: str) -> str:
@@ -127,6 +133,13 @@ class _ToolCard(QFrame):
         top.addWidget(self.title, 1)
         top.addWidget(self.status)
         top.addWidget(self.link)
+        self.stop_button = QToolButton()  # shown while stalled; activated(call_id, "stop")
+        self.stop_button.setObjectName("cardStop")
+        self.stop_button.setText("Stop")
+        self.stop_button.setToolTip("Stop this call (its process is killed)")
+        self.stop_button.clicked.connect(lambda: self.activated.emit(self.call_id, "stop"))
+        self.stop_button.setVisible(False)
+        top.addWidget(self.stop_button)
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(10, 7, 10, 7)
         self._layout.setSpacing(3)
@@ -168,6 +181,7 @@ class _ToolCard(QFrame):
         if duration_ms is not None:
             text += f" · {human_ms(duration_ms)}"
         self.status.setText(text)
+        self.stop_button.setVisible(status == "stalled")
         self.summary.setText(breakable(display_text(summary)))
         set_shown(self.summary, bool(summary))
         for widget in (self, self.status):

@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
 
 from resources import read_text
 
+from .mcp_status import McpStatusButton
+
 __all__ = ["MODES", "TopBar", "format_tokens"]
 
 #: Approval modes: (id, badge text, menu description), in order of increasing freedom.
@@ -144,7 +146,9 @@ class TopBar(QFrame):
         layout.addWidget(self.repo_name)
         layout.addWidget(self.branch)
         layout.addWidget(self.repo_path, 1)
-        for widget in (self.model, self.mode_badge, self.sandbox, self.usage):
+        self.mcp_status = McpStatusButton()  # issue 18: local MCP servers' states
+        self.mcp_status.setFixedHeight(_PILL_HEIGHT)
+        for widget in (self.model, self.mode_badge, self.sandbox, self.mcp_status, self.usage):
             layout.addWidget(widget)
         self.set_mode("ask")
         self.set_usage(0, 0, 0)

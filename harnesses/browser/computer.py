@@ -28,6 +28,7 @@ from .events import (
     FrameListener,
 )
 from .keys import to_playwright_keys
+from .navigation import AddressBarGesture, BrowserNote
 from .screencast import Screencast
 
 __all__ = ["PlaywrightComputer"]
@@ -136,6 +137,7 @@ class PlaywrightComputer(AsyncComputer):
         self._screencast: Screencast | None = None
         self._screencast_args: tuple[FrameListener, dict[str, Any]] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._address = AddressBarGesture()
         #: How many times the browser was restarted after dying.
         self.restarts = 0
 
@@ -158,6 +160,12 @@ class PlaywrightComputer(AsyncComputer):
         if page is None or page.is_closed() or self._dead is not None:
             return self.start_url or ""
         return str(page.url)
+
+    @property
+    def address_bar_text(self) -> str | None:
+        """The address typed after Ctrl+L so far, or ``None`` when the (virtual) address bar
+        is not focused (read by ``AllowedDomainsPolicy`` to judge an Enter)."""
+        return self._address.text
 
     @property
     def profile_dir(self) -> Path | None:
@@ -346,6 +354,8 @@ class PlaywrightComputer(AsyncComputer):
             ComputerRestartedError: the browser was dead (before or during the action) and has
                 been restarted; the action was not (completely) performed.
         """
+        if action not in ("keypress", "type", "screenshot", "wait"):
+            self._address.reset()  # a click or a scroll leaves the address bar
         async with self._lock:
             if self._context is None:
                 await self._launch()
@@ -482,7 +492,10 @@ class PlaywrightComputer(AsyncComputer):
         self._emit("scroll", x=x, y=y, scroll=(scroll_x, scroll_y), keys=tuple(keys or ()))
 
     async def type(self, text: str) -> None:
-        """Type ``text`` into the focused element."""
+        """Type ``text`` into the focused element, or into the address after Ctrl+L."""
+        if self._address.on_type(text):
+            self._emit("type", text=text)
+            return
 
         async def run(page: Any) -> None:
             await page.keyboard.type(text)
@@ -514,6 +527,12 @@ class PlaywrightComputer(AsyncComputer):
         mapped = to_playwright_keys(keys)
         if not mapped:
             return
+        gesture = self._address.on_keys(mapped)
+        if gesture is not None:  # the address-bar gesture (Ctrl+L, typing, Enter)
+            self._emit("keypress", text="+".join(mapped))
+            if gesture == "submit":
+                await self._open_typed_address()
+            return
 
         async def run(page: Any) -> None:
             for key in mapped[:-1]:
@@ -526,6 +545,57 @@ class PlaywrightComputer(AsyncComputer):
 
         await self._act("keypress", run)
         self._emit("keypress", text="+".join(mapped))
+
+    # -- navigation (issue 17: goto/back/forward tools, the address-bar gesture) ---------------
+    async def goto(self, url: str) -> None:
+        """Load ``url`` in the page (waits for its ``load`` event).
+
+        Raises:
+            playwright.async_api.Error: the page could not be loaded (e.g. connection refused).
+            ComputerRestartedError: the browser was dead and has been restarted.
+        """
+
+        async def run(page: Any) -> None:
+            await page.goto(url)
+
+        await self._act("goto", run)
+
+    async def back(self) -> None:
+        """Go back one entry in the page's history (nothing happens at its start)."""
+
+        async def run(page: Any) -> None:
+            await page.go_back()
+
+        await self._act("back", run)
+
+    async def forward(self) -> None:
+        """Go forward one entry in the page's history."""
+
+        async def run(page: Any) -> None:
+            await page.go_forward()
+
+        await self._act("forward", run)
+
+    async def reload(self) -> None:
+        """Reload the page."""
+
+        async def run(page: Any) -> None:
+            await page.reload()
+
+        await self._act("reload", run)
+
+    async def _open_typed_address(self) -> None:
+        """Enter after Ctrl+L: load the typed address. A bad address or a failed load is a
+        note for the model (:class:`BrowserNote`), not a failed run."""
+        try:
+            url = self._address.submit()
+        except ValueError as exc:
+            raise BrowserNote(f"The address bar did not navigate: {exc}.") from None
+        try:
+            await self.goto(url)
+        except PlaywrightError as exc:
+            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise BrowserNote(f"The browser could not open {url}: {message}") from None
 
     async def drag(self, path: list[tuple[int, int]], *, keys: list[str] | None = None) -> None:
         """Press the left button at ``path[0]``, move through every point, release at the end."""

@@ -42,7 +42,9 @@ class AllowedDomainsPolicy:
     A domain entry ``example.com`` allows that host and its subdomains; ``*`` allows every
     host. Loopback hosts (``localhost``, ``127.0.0.1``, ``::1``, ``*.localhost``) and site-less
     pages (``about:blank``, ``data:``) are always allowed; ``file:`` pages and anything else
-    outside the list ask first. Use an instance as ``ComputerTool(needs_approval=policy)``.
+    outside the list ask first. Use an instance as ``ComputerTool(needs_approval=policy)``;
+    an address typed after Ctrl+L and submitted with Enter is judged like the page it opens
+    (the same rule as the ``goto`` tool, ``harnesses.browser.navigation``).
 
     Attributes:
         domains: allowed domain names (case-insensitive, a leading ``*.`` or ``.`` is ignored).
@@ -84,4 +86,9 @@ class AllowedDomainsPolicy:
         url = getattr(request.computer, "current_url", "\0unknown")
         if url == "\0unknown":
             return self.needs_approval_for("unknown:", request.actions)
+        from .navigation import address_targets  # navigation imports this module
+
+        typed = getattr(request.computer, "address_bar_text", None)
+        if any(not self.allows(t) for t in address_targets(request.actions, typed)):
+            return True  # Ctrl+L, an address outside the list, Enter: as goto would ask
         return self.needs_approval_for(url, request.actions)

@@ -53,6 +53,7 @@ class ActionGate:
         self._waiting: list[str] = []
         self._active: str | None = None
         self._listeners: list[GateListener] = []
+        self._note: str | None = None
 
     @property
     def paused(self) -> bool:
@@ -94,6 +95,17 @@ class ActionGate:
             self._open.set()
             self._notify()
 
+    def leave_note(self, note: str) -> None:
+        """Give the agent's next action ``note`` instead of running it (*Hand back*: where
+        the user left the page). The action raises ``BrowserNote``; the computer tool then
+        sends a fresh screenshot and the note as a user message (issue 17)."""
+        self._note = note
+
+    @property
+    def note(self) -> str | None:
+        """The note the next agent action will get, if any."""
+        return self._note
+
     async def idle(self) -> None:
         """Return once no agent action is running (at once when none is)."""
         await self._idle.wait()
@@ -115,6 +127,12 @@ class ActionGate:
                 await self._open.wait()
             finally:
                 self._waiting.remove(kind)
+        if self._note is not None:
+            from .navigation import BrowserNote  # navigation imports the keys, not this
+
+            note, self._note = self._note, None
+            self._notify()
+            raise BrowserNote(note)
         self._active = kind
         self._idle.clear()
         self._notify()
@@ -227,3 +245,23 @@ class GatedComputer(AsyncComputer):
     async def drag(self, path: list[tuple[int, int]], *, keys: list[str] | None = None) -> None:
         """Drag along ``path`` (viewport pixels)."""
         await self._mouse("drag", path, keys=keys)
+
+    @property
+    def address_bar_text(self) -> str | None:
+        """The inner computer's typed address after Ctrl+L (``None``: the bar is closed)."""
+        return getattr(self.inner, "address_bar_text", None)
+
+    async def goto(self, url: str) -> None:
+        """Load ``url`` (the ``goto`` tool), once the gate lets it through."""
+        async with self.gate.action("goto"):
+            await self.inner.goto(url)  # type: ignore[attr-defined]
+
+    async def back(self) -> None:
+        """Go back in the history (the ``back`` tool)."""
+        async with self.gate.action("back"):
+            await self.inner.back()  # type: ignore[attr-defined]
+
+    async def forward(self) -> None:
+        """Go forward in the history (the ``forward`` tool)."""
+        async with self.gate.action("forward"):
+            await self.inner.forward()  # type: ignore[attr-defined]

@@ -8,7 +8,14 @@ built without ``codex=`` (``core.tools.codex.register_codex_exec_factory``).
 
 from core.tools.codex import register_codex_exec_factory
 
-from .argv import PROVIDER_ID, build_argv, provider_config, toml_literal
+from .argv import (
+    PROVIDER_ID,
+    SHELL_EXCLUDE_KEY,
+    build_argv,
+    provider_config,
+    shell_env_excludes,
+    toml_literal,
+)
 from .binary import (
     INSTALL_SCRIPT,
     LOCAL_INSTALL_DIR,
@@ -19,8 +26,14 @@ from .binary import (
     local_codex_binary,
     resolve_codex_binary,
 )
-from .environment import build_child_env, codex_home, needs_private_tmpdir, resolve_api_key
-from .process import STDERR_KEEP_BYTES, SubprocessCodexExec
+from .environment import (
+    KEY_ENV_NAMES,
+    build_child_env,
+    codex_home,
+    needs_private_tmpdir,
+    resolve_api_key,
+)
+from .process import STDERR_KEEP_BYTES, CodexTurnWatch, StallListener, SubprocessCodexExec
 
 register_codex_exec_factory(SubprocessCodexExec)
 
@@ -30,7 +43,11 @@ __all__ = [
     "PINNED_CODEX_VERSION",
     "PROVIDER_ID",
     "STDERR_KEEP_BYTES",
+    "KEY_ENV_NAMES",
+    "SHELL_EXCLUDE_KEY",
     "CodexNotFoundError",
+    "CodexTurnWatch",
+    "StallListener",
     "SubprocessCodexExec",
     "build_argv",
     "build_child_env",
@@ -42,5 +59,6 @@ __all__ = [
     "provider_config",
     "resolve_api_key",
     "resolve_codex_binary",
+    "shell_env_excludes",
     "toml_literal",
 ]

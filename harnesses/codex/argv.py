@@ -9,10 +9,33 @@ from typing import Any
 
 from core.tools.codex import CodexExecArgs
 
-__all__ = ["PROVIDER_ID", "build_argv", "provider_config", "toml_literal"]
+__all__ = [
+    "PROVIDER_ID",
+    "SHELL_EXCLUDE_KEY",
+    "build_argv",
+    "provider_config",
+    "shell_env_excludes",
+    "toml_literal",
+]
 
 #: Config id of the model provider ``base_url`` is mapped to (the CLI ignores OPENAI_BASE_URL).
 PROVIDER_ID = "tandem"
+
+
+#: The CLI setting naming variables its shell commands do not inherit (globs).
+SHELL_EXCLUDE_KEY = "shell_environment_policy.exclude"
+_KEY_VARIABLES = ("CODEX_API_KEY", "OPENAI_API_KEY")
+
+
+def shell_env_excludes(configured: Any = None) -> list[str]:
+    """``shell_environment_policy.exclude`` for a run: the key variables the CLI reads (its
+    provider's ``env_key``), then what ``configured`` (a list of globs, or ``None``) adds.
+
+    Without it the CLI 0.171.0 passes ``CODEX_API_KEY`` to every command it runs (seen with
+    ``env``); a ``--config`` value replaces the config file's list, so user globs are kept.
+    """
+    extra = [str(v) for v in configured] if isinstance(configured, (list, tuple)) else []
+    return list(dict.fromkeys([*_KEY_VARIABLES, *extra]))
 
 
 def toml_literal(value: Any) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 from core.tools.codex import CodexOptions
 
 __all__ = [
+    "KEY_ENV_NAMES",
     "ORIGINATOR",
     "ORIGINATOR_ENV",
     "build_child_env",
@@ -19,7 +20,9 @@ __all__ = [
 
 ORIGINATOR_ENV = "CODEX_INTERNAL_ORIGINATOR_OVERRIDE"
 ORIGINATOR = "codex_sdk_ts"
-_KEY_NAMES = ("CODEX_API_KEY", "OPENAI_API_KEY")
+#: The variables the CLI takes a key from; kept out of the commands Codex runs.
+KEY_ENV_NAMES = ("CODEX_API_KEY", "OPENAI_API_KEY")
+_KEY_NAMES = KEY_ENV_NAMES
 
 
 def resolve_api_key(options: CodexOptions, parent: Mapping[str, str]) -> str | None:

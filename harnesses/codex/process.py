@@ -11,8 +11,9 @@ import os
 import shutil
 import signal as signals
 import tempfile
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
+from typing import Any
 
 from core.secret_handoff import handed_over
 from core.tools.codex import (
@@ -23,11 +24,11 @@ from core.tools.codex import (
 )
 from harnesses.spawn import finish, kill_now, spawn, terminate
 
-from .argv import build_argv, provider_config
+from .argv import SHELL_EXCLUDE_KEY, build_argv, provider_config, shell_env_excludes
 from .binary import resolve_codex_binary
-from .environment import build_child_env, codex_home, needs_private_tmpdir
+from .environment import KEY_ENV_NAMES, build_child_env, codex_home, needs_private_tmpdir
 
-__all__ = ["STDERR_KEEP_BYTES", "SubprocessCodexExec"]
+__all__ = ["STDERR_KEEP_BYTES", "CodexTurnWatch", "StallListener", "SubprocessCodexExec"]
 
 logger = logging.getLogger("harnesses")
 
@@ -46,9 +47,18 @@ class SubprocessCodexExec:
     inside ``CODEX_HOME``; a ``--output-schema`` file lives in a ``codex-output-schema-*``
     temp dir. Both are removed afterwards.
 
+    The key reaches the CLI alone: ``CODEX_API_KEY`` is the provider's ``env_key`` and every
+    run adds ``shell_environment_policy.exclude`` for the key variables, so the commands
+    Codex runs never see it (checked with ``env`` against the real CLI 0.171.0).
+
     Args:
         options: binary, base URL, API key, environment, stream limit and extra config.
         terminate_grace_seconds: seconds between SIGTERM and SIGKILL to the process group.
+        use_login: run on the CLI's own sign-in (``codex login``, e.g. ChatGPT): no key
+            variable in the child, no provider override (``base_url`` and ``api_key`` unused).
+        inherit_key: take a key missing from ``options`` from ``env``, the parent environment
+            or the start-up hand-over (default). ``False``: only ``options.api_key`` counts,
+            so a keyless server gets no key at all (the desktop delegate).
 
     Attributes:
         active_pids: process ids of running turns (the group ids too).
@@ -57,22 +67,47 @@ class SubprocessCodexExec:
     """
 
     def __init__(
-        self, options: CodexOptions | None = None, *, terminate_grace_seconds: float = 2.0
+        self,
+        options: CodexOptions | None = None,
+        *,
+        terminate_grace_seconds: float = 2.0,
+        use_login: bool = False,
+        inherit_key: bool = True,
     ) -> None:
         self.options = options or CodexOptions()
         self.terminate_grace_seconds = terminate_grace_seconds
+        self.use_login = use_login
+        self.inherit_key = inherit_key
         self.active_pids: set[int] = set()
         self.last_pid: int | None = None
         self.last_stderr = ""
 
     def _extra_config(self, env: dict[str, str]) -> dict[str, object]:
         config: dict[str, object] = {}
-        if self.options.base_url:
+        if self.options.base_url and not self.use_login:
             config.update(
                 provider_config(self.options.base_url, with_key=bool(env.get("CODEX_API_KEY")))
             )
         config.update(self.options.config or {})
+        config[SHELL_EXCLUDE_KEY] = shell_env_excludes(config.get(SHELL_EXCLUDE_KEY))
         return config
+
+    def _child_env(self) -> dict[str, str]:
+        """The child's environment: with the session's key (``CODEX_API_KEY``, the provider's
+        ``env_key``), or, with ``use_login``, without any key (the CLI's own sign-in)."""
+        if not self.use_login and self.inherit_key:
+            return build_child_env(_with_handed_over_key(self.options))
+        options = dataclasses.replace(self.options, api_key=None)
+        if options.env is None:
+            options = dataclasses.replace(options, env=dict(os.environ))
+        env = build_child_env(options, parent={})
+        for name in KEY_ENV_NAMES:
+            env.pop(name, None)
+        if self.use_login:
+            env.pop("OPENAI_BASE_URL", None)
+        elif self.options.api_key:
+            env["CODEX_API_KEY"] = self.options.api_key
+        return env
 
     async def run(self, args: CodexExecArgs) -> AsyncGenerator[str, None]:
         """Run one turn; yield each stdout line (decoded, without the newline).
@@ -87,7 +122,7 @@ class SubprocessCodexExec:
             raise RuntimeError("Codex turn cancelled by signal before it started.")
         binary = resolve_codex_binary(self.options.codex_path_override)
         limit = resolve_stream_limit(self.options.codex_subprocess_stream_limit_bytes, os.environ)
-        env = build_child_env(_with_handed_over_key(self.options))
+        env = self._child_env()
         cleanup: list[Path] = []
         try:
             if needs_private_tmpdir(env):
@@ -239,3 +274,114 @@ async def _drain(stream: asyncio.StreamReader, sink: bytearray) -> None:
         sink += chunk
         if len(sink) > STDERR_KEEP_BYTES:
             del sink[: len(sink) - STDERR_KEEP_BYTES]
+
+
+StallListener = Callable[[bool, float, Callable[[], None]], None]
+"""``(stalled, idle_seconds, stop)``: ``stalled`` is ``True`` when a turn produced no stdout
+line for ``idle_seconds`` and ``False`` when it produced one again; ``stop`` kills it."""
+
+
+class CodexTurnWatch:
+    """A :class:`core.tools.codex.CodexExec` around another one: stall reports and *Stop*.
+
+    A turn that prints no JSONL line for ``stall_seconds`` is reported to ``on_stall``
+    (once, until a line arrives again); it keeps running until :meth:`stop` or the tool's own
+    ``idle_timeout_seconds``. :meth:`stop` sets the signal of every running turn, so the
+    inner process is terminated (its whole group, ``harnesses.spawn``) and the tool returns
+    ``"Codex was stopped by the user."`` to the model (issue 17: a stalled Codex is reported
+    within the configured time and can be stopped).
+
+    Args:
+        inner: the process implementation (usually :class:`SubprocessCodexExec`).
+        stall_seconds: seconds without a line before a turn counts as stalled (> 0).
+        on_stall: the :data:`StallListener` (called on the event loop).
+
+    Raises:
+        ValueError: ``stall_seconds`` is not a number > 0.
+    """
+
+    def __init__(
+        self, inner: Any, *, stall_seconds: float, on_stall: StallListener | None = None
+    ) -> None:
+        if isinstance(stall_seconds, bool) or not stall_seconds > 0:
+            raise ValueError("stall_seconds must be a number of seconds > 0")
+        self.inner = inner
+        self.stall_seconds = float(stall_seconds)
+        self.on_stall = on_stall
+        self._stops: set[asyncio.Event] = set()
+
+    @property
+    def running(self) -> int:
+        """How many turns are running."""
+        return len(self._stops)
+
+    def stop(self) -> None:
+        """Terminate every running turn (the card's *Stop*)."""
+        for event in list(self._stops):
+            event.set()
+
+    def _report(self, stalled: bool, idle: float) -> None:
+        if self.on_stall is None:
+            return
+        try:
+            self.on_stall(stalled, idle, self.stop)
+        except Exception:  # a viewer's failure must not break the turn
+            logger.exception("codex stall listener failed")
+
+    async def run(self, args: CodexExecArgs) -> AsyncGenerator[str, None]:
+        """Run ``args`` on ``inner``, reporting stalls; same contract as ``inner.run``.
+
+        Raises:
+            RuntimeError: ``"Codex was stopped by the user."`` after :meth:`stop`, else
+                whatever ``inner`` raises.
+        """
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        self._stops.add(stop)
+        forward = None
+        if args.signal is not None:
+            outer = args.signal
+            forward = asyncio.ensure_future(_forward(outer, stop))
+        state: dict[str, Any] = {"stalled": False, "timer": None}
+
+        def fire() -> None:
+            state["stalled"] = True
+            self._report(True, self.stall_seconds)
+
+        def arm() -> None:
+            timer = state["timer"]
+            if timer is not None:
+                timer.cancel()
+            state["timer"] = loop.call_later(self.stall_seconds, fire)
+
+        lines = self.inner.run(dataclasses.replace(args, signal=stop))
+        arm()
+        try:
+            async for line in lines:
+                arm()
+                if state["stalled"]:
+                    state["stalled"] = False
+                    self._report(False, 0.0)
+                yield line
+        except RuntimeError as exc:
+            if stop.is_set() and (args.signal is None or not args.signal.is_set()):
+                raise RuntimeError("Codex was stopped by the user.") from exc
+            raise
+        finally:
+            timer = state["timer"]
+            if timer is not None:
+                timer.cancel()
+            if state["stalled"]:
+                self._report(False, 0.0)
+            aclose = getattr(lines, "aclose", None)
+            if aclose is not None:
+                await aclose()
+            if forward is not None:
+                forward.cancel()
+                await asyncio.gather(forward, return_exceptions=True)
+            self._stops.discard(stop)
+
+
+async def _forward(source: asyncio.Event, target: asyncio.Event) -> None:
+    await source.wait()
+    target.set()

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from core.tools.editor import ApplyPatchOperation, ApplyPatchResult
+from core.tools.v4a_apply import PatchResult, apply_v4a
 
 from .confined import ConfinedEntry, ConfinedWorkspace
 from .confinement import ConfinementError, code_paths
 from .decisions import Plan, decide, describe
 from .hunks import HunkRelocationError, compute_hunks, relocate
-from .review import Proposal, ReviewQueue
+from .review import Proposal, ReviewOutcome, ReviewQueue
 
 if TYPE_CHECKING:
     from ..checkpoints import CheckpointStore
@@ -34,10 +35,14 @@ EditorMode = Literal["review", "immediate"]
 _STALE_NOTE = "file changed on disk since the proposal; re-applied against the new content"
 
 
-def _apply_diff(text: str, diff: str, mode: Literal["default", "create"]) -> str:
-    from core.tools.v4a import apply_diff  # V4A engine (spec §5.4)
-
-    return apply_diff(text, diff, mode=mode)
+def _apply_diff(
+    text: str, diff: str, mode: Literal["default", "create"], operation: ApplyPatchOperation
+) -> PatchResult:
+    """Apply with Tandem's editor rules (``docs/patch-semantics.md``): the reference result
+    where openai-agents 0.24 succeeds, reported fallbacks where it refuses, BOM and per-line
+    endings kept; an envelope's operation (``semantics="codex"``) follows the Codex CLI."""
+    semantics = getattr(operation, "semantics", "v4a")
+    return apply_v4a(text, diff, mode, semantics="codex" if semantics == "codex" else "v4a")
 
 
 class _Refused(Exception):
@@ -157,6 +162,24 @@ class GitAwareEditor:
         plan, summary = decided
         return await self._land(proposal, plan, summary=summary)
 
+    async def land_reviewed(self, proposal: Proposal, outcome: ReviewOutcome) -> ApplyPatchResult:
+        """Land the user's ``outcome`` for a ``proposal`` no tool call is waiting for (one
+        restored from the session journal after a crash or a restart, issue 12).
+
+        The same path as a live review: the decisions become a write plan, a checkpoint is
+        taken, and the write goes through the confined tree with the stale-file check
+        (the file changed since the proposal: the accepted hunks are re-applied to it, or
+        nothing is written). The queue is not involved.
+
+        Returns:
+            The result the model would have seen (``"Applied 2 of 3 hunks to a.py ..."``).
+        """
+        decided = decide(proposal, outcome)
+        if isinstance(decided, ApplyPatchResult):
+            return decided
+        plan, summary = decided
+        return await self._land(proposal, plan, summary=summary)
+
     def _code_path_refusal(self, proposal: Proposal) -> str | None:
         """Why an unreviewed (``immediate``) write must not land: the path or rename target
         is where git finds code it runs outside the sandbox, a ``core.hooksPath`` folder
@@ -233,14 +256,16 @@ class GitAwareEditor:
         if kind != "create_file" and data is None:
             raise _Refused(f"{display} does not exist. Nothing was written.")
         new_text: str | None = None
+        notes: tuple[str, ...] = ()
         if kind != "delete_file":
             if op.diff is None:
                 raise _Refused(f"{kind} for {display} needs a diff. Nothing was written.")
             try:
                 if kind == "create_file":
-                    new_text = _apply_diff("", op.diff, "create")
+                    applied = _apply_diff("", op.diff, "create", op)
                 else:
-                    new_text = _apply_diff(old_text or "", op.diff, "default")
+                    applied = _apply_diff(old_text or "", op.diff, "default", op)
+                new_text, notes = applied.text, tuple(applied.notes())
             except ValueError as exc:
                 raise _Refused(
                     f"Could not apply the diff to {display}: {exc}\nThe file was not changed."
@@ -256,6 +281,7 @@ class GitAwareEditor:
             hunks=tuple(hunks),
             created_at=time.time(),
             base_fingerprint=fingerprint(data),
+            notes=notes,
         )
 
     # -- landing --------------------------------------------------------------------------
@@ -280,6 +306,8 @@ class GitAwareEditor:
                 output=f"Could not write {proposal.path}: {exc.strerror or exc}.",
             )
         output = summary if summary is not None else describe(proposal, plan)
+        if proposal.notes:
+            output = f"{output}\n" + "\n".join(f"Note: {n}." for n in proposal.notes)
         if note:
             output = f"{output}\nNote: {note}."
         return ApplyPatchResult(status="completed", output=output)
@@ -352,7 +380,7 @@ class GitAwareEditor:
         diff = proposal.operation.diff
         if plan.may_rediff and diff is not None and proposal.kind == "update_file":
             try:
-                return _apply_diff(current_text, diff, "default")
+                return _apply_diff(current_text, diff, "default", proposal.operation).text
             except ValueError as exc:
                 reasons.append(f"the diff no longer applies: {exc}")
         raise _Refused(

@@ -38,6 +38,8 @@ class Proposal:
         hunks: the hunks from ``old_text`` ("" if ``None``) to ``new_text`` ("" if ``None``).
         created_at: wall-clock time of the proposal (seconds since the epoch).
         base_fingerprint: sha256 hex of the file bytes at proposal time, ``None`` if absent.
+        notes: how the diff matched when not exactly, e.g. ``"matched after normalising
+            quotes on 2 lines (line 14)"`` (:meth:`core.tools.v4a_apply.PatchResult.notes`).
     """
 
     id: str
@@ -49,6 +51,7 @@ class Proposal:
     hunks: tuple[Hunk, ...]
     created_at: float
     base_fingerprint: str | None
+    notes: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:

@@ -20,7 +20,7 @@ from core.tools.shell import (
 )
 from harnesses.spawn import ServiceRegistry, starts_service
 
-from .environment import build_env
+from .environment import build_env, git_config_sets_ssh_command
 from .events import (
     ShellCommandFinished,
     ShellCommandStarted,
@@ -28,6 +28,7 @@ from .events import (
     ShellListener,
     ShellOutputChunk,
 )
+from .interactive import DEFAULT_INPUT_WAIT_S, INPUT_WAIT_HINT, TtyWait, read_eof_note
 from .output import DEFAULT_HEAD_BYTES, DEFAULT_TAIL_BYTES, fit_texts
 from .process import Stream, run_process
 from .sandbox import SandboxMode, SandboxPlan, plan_sandbox
@@ -63,6 +64,15 @@ _KEEP_SERVICE_ALIVE = (
     '__tandem_p=${__tandem_p#/proc/}; [ "$__tandem_p" = 1 ] || [ "$__tandem_p" = "$$" ] || '
     '{ __tandem_left=1; break; }; done; [ -n "$__tandem_left" ] || break; sleep 1; wait; done'
 )
+
+
+def _input_wait_text(wait: TtyWait, seconds: float) -> str:
+    """The note appended to the stderr of a command ended for waiting on a terminal."""
+    return (
+        f"\n[tandem: command ended: it {INPUT_WAIT_HINT}. {wait.name} (pid {wait.pid}) "
+        f"waited {seconds:g} s on {wait.terminal} ({wait.syscall}) with no output, and "
+        f"nobody can type there]\n"
+    )
 
 
 def _default_shell() -> str:
@@ -112,6 +122,12 @@ class SubprocessShellExecutor:
             there (``harnesses.spawn.starts_service``) and returns after a short bounded wait.
         hidden_paths / shown_paths: secret paths the sandbox hides in addition to the
             defaults / defaults it shows again (``secret_paths.plan_hidden``).
+        input_wait_s: end a command once one of its processes has waited on a terminal
+            for this many seconds with no output and no CPU, appending
+            :data:`~harnesses.shell.interactive.INPUT_WAIT_HINT` to its stderr
+            (``Settings.shell_input_wait_seconds``; ``None`` or ``0``: never). Commands have
+            no controlling terminal, so this only happens on a terminal the command made
+            itself (``pty.spawn``, ``expect``...); see docs/shell.md.
     """
 
     def __init__(
@@ -132,6 +148,7 @@ class SubprocessShellExecutor:
         services: ServiceRegistry | None = None,
         hidden_paths: Collection[Path] = (),
         shown_paths: Collection[Path] = (),
+        input_wait_s: float | None = DEFAULT_INPUT_WAIT_S,
     ) -> None:
         self.workspace = Path(workspace).resolve()
         self.sandbox: SandboxMode = sandbox
@@ -148,6 +165,7 @@ class SubprocessShellExecutor:
         self.services = services
         self.hidden_paths: list[Path] = list(hidden_paths)
         self.shown_paths: list[Path] = list(shown_paths)
+        self.input_wait_s = input_wait_s
         #: Plans of sandboxed services still running: swept before each new command too, so
         #: what a service planted meanwhile is undone before the next plan could trust it.
         self._live: list[SandboxPlan] = []
@@ -252,8 +270,12 @@ class SubprocessShellExecutor:
     def command_env(self, *, sandboxed: bool) -> dict[str, str]:
         """The environment a command gets (also what the policy judges it with,
         ``Workspace.decide_commands``): :func:`build_env` over Tandem's environment, and in
-        the sandbox ``TMPDIR=/tmp`` without :data:`SANDBOX_DROPPED_ENV`."""
-        env = build_env(full_environ(), allow_env=self.allow_env, extra=self.env)
+        the sandbox ``TMPDIR=/tmp`` without :data:`SANDBOX_DROPPED_ENV`. ``GIT_SSH_COMMAND``
+        stays unset when git config (global, or the workspace's) sets ``core.sshCommand``
+        (:func:`~harnesses.shell.environment.git_config_sets_ssh_command`)."""
+        base = full_environ()
+        configured = git_config_sets_ssh_command({**base, **self.env}, [self.workspace])
+        env = build_env(base, allow_env=self.allow_env, extra=self.env, ssh_configured=configured)
         if sandboxed:
             env["TMPDIR"] = "/tmp"  # the only writable temp dir inside the sandbox
             for name in SANDBOX_DROPPED_ENV:
@@ -318,6 +340,7 @@ class SubprocessShellExecutor:
                 head_bytes=self.head_bytes,
                 tail_bytes=self.tail_bytes,
                 kill_grace_ms=self.kill_grace_ms,
+                input_wait_s=self.input_wait_s,
             )
         except OSError as exc:
             watch.stop()
@@ -342,6 +365,19 @@ class SubprocessShellExecutor:
         provider_data["dropped_bytes"] = done.dropped_bytes
         provider_data["stdout_dropped_bytes"] = done.stdout_dropped_bytes
         provider_data["stderr_dropped_bytes"] = done.stderr_dropped_bytes
+        hint = ""
+        if done.input_wait is not None:
+            hint = _input_wait_text(done.input_wait, self.input_wait_s or 0)
+            provider_data["input_wait"] = {
+                "pid": done.input_wait.pid,
+                "process": done.input_wait.name,
+                "terminal": done.input_wait.terminal,
+                "syscall": done.input_wait.syscall,
+            }
+        else:
+            hint = read_eof_note(command, done.exit_code)
+        if hint:
+            await self._emit(ShellOutputChunk(call_id, index, "stderr", hint))
         await self._emit(
             ShellCommandFinished(
                 call_id=call_id,
@@ -360,7 +396,7 @@ class SubprocessShellExecutor:
         )
         return ShellCommandOutput(
             stdout=done.stdout,
-            stderr=notice + done.stderr,
+            stderr=notice + done.stderr + hint,
             outcome=outcome,
             command=command,
             provider_data=provider_data,

@@ -11,25 +11,30 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import logging
 import os
 import signal
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from harnesses.spawn import finish, kill_now, spawn, terminate
 
+from .interactive import InputWaitWatch, TtyWait
 from .output import DEFAULT_HEAD_BYTES, DEFAULT_TAIL_BYTES, BoundedCapture
 
 __all__ = ["ProcessResult", "kill_group", "run_process"]
 
 Stream = Literal["stdout", "stderr"]
+_log = logging.getLogger("harnesses")
 _READ_SIZE = 64 * 1024
 #: How long to wait for stdout/stderr EOF after the process group was killed, in seconds. Only a
 #: process that left the group (``setsid``) while holding the pipes can make this wait expire.
 _DRAIN_TIMEOUT_S = 2.0
+#: Longest pause between two looks for a terminal wait, in seconds.
+_INPUT_WAIT_POLL_S = 0.25
 
 
 @dataclass(slots=True)
@@ -45,6 +50,9 @@ class ProcessResult:
         stderr: likewise for standard error.
         stdout_dropped_bytes / stderr_dropped_bytes: bytes of each stream not kept.
         duration_ms: wall time from spawn to exit, in milliseconds.
+        input_wait: the process found waiting on a terminal when the command was ended for
+            it (``run_process(input_wait_s=...)``), else ``None``; ``exit_code`` is then the
+            status the ended command had (``128 + SIGTERM`` for most).
     """
 
     pid: int
@@ -55,6 +63,7 @@ class ProcessResult:
     stdout_dropped_bytes: int
     stderr_dropped_bytes: int
     duration_ms: int
+    input_wait: TtyWait | None = None
 
     @property
     def dropped_bytes(self) -> int:
@@ -133,11 +142,37 @@ async def _pump(
             await on_chunk(stream, text)
 
 
+async def _watch_input_wait(
+    pid: int, quiet_s: float, out: BoundedCapture, err: BoundedCapture
+) -> TtyWait:
+    """Return once the command under supervisor ``pid`` has waited on a terminal for
+    ``quiet_s`` seconds (see :class:`~harnesses.shell.interactive.InputWaitWatch`)."""
+    watch = InputWaitWatch(pid, quiet_s)
+    pause = min(_INPUT_WAIT_POLL_S, max(quiet_s / 4, 0.01))
+    while True:
+        await asyncio.sleep(pause)
+        written = out.total_bytes + err.total_bytes
+        try:
+            found = await asyncio.to_thread(watch.observe, time.monotonic(), written)
+        except Exception:  # fail closed: a broken watch never ends a command
+            _log.exception("terminal-wait watch failed; the command keeps running")
+            await asyncio.Event().wait()
+        if found is not None:
+            return found
+
+
 def _close_pipes(proc: asyncio.subprocess.Process) -> None:
     # asyncio has no public way to close a finished process's pipes; the transport does it.
     transport = getattr(proc, "_transport", None)
     if transport is not None:
         transport.close()
+
+
+async def _first_of(exited: asyncio.Future[None], watcher: asyncio.Task[TtyWait] | None) -> None:
+    """Return when ``exited`` resolves or ``watcher`` finishes; cancelling this cancels
+    neither (``asyncio.wait`` leaves them to the caller)."""
+    waits: set[asyncio.Future[Any]] = {exited} if watcher is None else {exited, watcher}
+    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
 
 
 async def run_process(
@@ -151,6 +186,7 @@ async def run_process(
     head_bytes: int = DEFAULT_HEAD_BYTES,
     tail_bytes: int = DEFAULT_TAIL_BYTES,
     kill_grace_ms: int = 500,
+    input_wait_s: float | None = None,
 ) -> ProcessResult:
     """Spawn ``argv`` under a supervisor, stream and collect its output, and clean up its tree.
 
@@ -163,6 +199,9 @@ async def run_process(
         on_chunk: awaited with ``(stream, text)`` for each decoded chunk, in order per stream
             (an incremental UTF-8 decoder keeps split multibyte characters whole).
         head_bytes / tail_bytes: bytes kept from the start / end of each stream.
+        input_wait_s: end the command (as on timeout, SIGTERM then SIGKILL) once a process
+            of it has waited on a terminal for this many seconds with no output and no CPU
+            (:mod:`harnesses.shell.interactive`); ``None`` or ``<= 0``: never.
 
     Returns:
         The :class:`ProcessResult`. When the command exits, every remaining descendant (e.g. a
@@ -181,14 +220,24 @@ async def run_process(
         asyncio.create_task(_pump(proc.stderr, err, "stderr", on_chunk)),
     ]
     timed_out = False
+    waited: TtyWait | None = None
+    watcher: asyncio.Task[TtyWait] | None = None
     try:
         if on_start is not None:
             await on_start(proc.pid)
         timeout_s = timeout_ms / 1000 if timeout_ms else None
+        if input_wait_s is not None and input_wait_s > 0:
+            watcher = asyncio.create_task(_watch_input_wait(proc.pid, input_wait_s, out, err))
         try:
-            await asyncio.wait_for(asyncio.shield(exited), timeout_s)
+            await asyncio.wait_for(_first_of(exited, watcher), timeout_s)
         except TimeoutError:
             timed_out = True
+        if watcher is not None and watcher.done() and not exited.done() and not timed_out:
+            waited = watcher.result()
+        if watcher is not None:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+        if timed_out or waited is not None:
             await _terminate(proc, exited, kill_grace_ms / 1000)
         duration_ms = int((time.monotonic() - started) * 1000)
         finish(proc.pid)  # the supervisor killed the tree; this catches its group and strays
@@ -201,6 +250,8 @@ async def run_process(
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), _DRAIN_TIMEOUT_S)
     except BaseException:
+        if watcher is not None:
+            watcher.cancel()
         kill_now(proc.pid)
         for task in pumps:
             task.cancel()
@@ -221,4 +272,5 @@ async def run_process(
         stdout_dropped_bytes=out.dropped_bytes,
         stderr_dropped_bytes=err.dropped_bytes,
         duration_ms=duration_ms,
+        input_wait=waited,
     )

@@ -15,6 +15,7 @@ import platformdirs
 
 from core.settings import APP_NAME
 
+from .environment import NO_INPUT_HELPER
 from .git_paths import GitProtection, find_git_protection
 from .git_watch import GitWatch
 from .secret_paths import HiddenPath, HiddenPlan, needs_mask, plan_hidden, plan_sockets
@@ -112,7 +113,8 @@ def bwrap_argv(
 
     Layout, in mount order: ``/`` bound read-only, fresh ``/dev`` and ``/proc``, a private
     ``/tmp`` (tmpfs), the workspace bound again after it (read-write in ``workspace-write``
-    mode, read-only otherwise, so a workspace under ``/tmp`` stays visible); in
+    mode, read-only otherwise, so a workspace under ``/tmp`` stays visible), Tandem's
+    no-input helper (``GIT_EDITOR``, ``SSH_ASKPASS``...) bound read-only where it is; in
     ``workspace-write`` mode each git dir of ``git`` bound onto itself (a mount point cannot be
     renamed or removed) with its ``config``/``hooks``/``info``... bound read-only on top; then
     each ``hidden`` path masked (a folder by an empty read-only tmpfs, a file by a read-only
@@ -133,6 +135,9 @@ def bwrap_argv(
     ws = str(workspace)
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     argv += ["--bind" if mode == "workspace-write" else "--ro-bind", ws, ws]
+    if NO_INPUT_HELPER.is_file():  # the editor/askpass stand-in: visible even from under /tmp
+        helper = str(NO_INPUT_HELPER)
+        argv += ["--ro-bind", helper, helper]
     if git is not None and mode == "workspace-write":
         for pin in git.pins:
             argv += ["--bind", str(pin), str(pin)]

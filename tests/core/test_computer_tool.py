@@ -387,7 +387,8 @@ async def test_refused_safety_check_fails_before_any_action() -> None:
     assert computer.calls == []
 
 
-async def test_no_callback_sends_null_and_callback_without_checks_sends_empty() -> None:
+async def test_no_callback_sends_null_and_callback_without_checks_sends_null() -> None:
+    # openai-agents 0.24 ComputerAction: null unless pending checks were acknowledged.
     call = _call([{"type": "wait"}], pending_safety_checks=[{"id": "sc_1"}])
     plain = await ComputerTool(RecordingComputer()).execute(_ctx(), call)
     assert plain.input_item["acknowledged_safety_checks"] is None
@@ -395,7 +396,7 @@ async def test_no_callback_sends_null_and_callback_without_checks_sends_empty() 
     answered = await ComputerTool(RecordingComputer(), on_safety_check=lambda d: True).execute(
         _ctx(), quiet
     )
-    assert answered.input_item["acknowledged_safety_checks"] == []
+    assert answered.input_item["acknowledged_safety_checks"] is None
 
 
 async def test_restarted_driver_stops_the_batch_and_leaves_a_note() -> None:

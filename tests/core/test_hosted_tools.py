@@ -86,7 +86,7 @@ def test_file_search_payloads_and_validation():
     }
     for bad in (51, -1, 2.5, True):
         with pytest.raises(UserError, match="max_num_results"):
-            FileSearchTool(vector_store_ids=["vs_1"], max_num_results=bad)
+            FileSearchTool(vector_store_ids=["vs_1"], max_num_results=bad).to_wire()
 
 
 def test_code_interpreter_image_generation_and_mcp_payloads_are_sent_unchanged():

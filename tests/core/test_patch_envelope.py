@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from core.tools.editor import ApplyPatchOperation
@@ -18,7 +18,6 @@ PATCH = """*** Begin Patch
 +# Title
 +
 +body
-+
 *** Update File: src/app.py
 *** Move to: src/main.py
 @@ def main():
@@ -133,18 +132,18 @@ def test_failing_second_action_changes_nothing() -> None:
 def test_later_actions_see_earlier_results() -> None:
     patch = (
         "*** Begin Patch\n"
-        "*** Add File: a.txt\n+one\n+\n"
+        "*** Add File: a.txt\n+one\n"
         "*** Update File: a.txt\n@@\n-one\n+two\n"
         "*** Delete File: old.txt\n"
         "*** Add File: old.txt\n+again\n"
         "*** End Patch"
     )
-    assert apply_patch_to_files(patch, _reader(FILES)) == {"a.txt": "two\n", "old.txt": "again"}
+    assert apply_patch_to_files(patch, _reader(FILES)) == {"a.txt": "two\n", "old.txt": "again\n"}
 
 
 def test_overwrite_and_pure_rename() -> None:
     patch = "*** Begin Patch\n*** Add File: old.txt\n+new\n*** End Patch"
-    assert apply_patch_to_files(patch, _reader(FILES), allow_overwrite=True) == {"old.txt": "new"}
+    assert apply_patch_to_files(patch, _reader(FILES), allow_overwrite=True) == {"old.txt": "new\n"}
     rename = "*** Begin Patch\n*** Update File: README\n*** Move to: docs/README\n*** End Patch"
     assert parse_patch(rename) == [PatchAction("update_file", "README", "", "docs/README")]
     assert apply_patch_to_files(rename, _reader(FILES)) == {
@@ -167,7 +166,7 @@ def test_pasted_wrappers_are_accepted(wrapped: str) -> None:
 
 
 def test_crlf_patch_creates_crlf_file() -> None:
-    patch = "*** Begin Patch\r\n*** Add File: w.txt\r\n+a\r\n+b\r\n+\r\n*** End Patch\r\n"
+    patch = "*** Begin Patch\r\n*** Add File: w.txt\r\n+a\r\n+b\r\n*** End Patch\r\n"
     assert apply_patch_to_files(patch, _reader({})) == {"w.txt": "a\r\nb\r\n"}
 
 
@@ -239,7 +238,7 @@ def _workspace_and_patch(draw: st.DrawFn):
         if name not in files:
             lines = draw(st.lists(_LINE, max_size=6))
             sections.append(f"*** Add File: {name}\n" + "".join(f"+{line}\n" for line in lines))
-            expected[name] = "\n".join(lines)
+            expected[name] = "".join(line + "\n" for line in lines)  # Codex: newline-ended
         elif draw(st.booleans()):
             sections.append(f"*** Delete File: {name}\n")
             expected[name] = None
@@ -248,7 +247,10 @@ def _workspace_and_patch(draw: st.DrawFn):
             new = list(old)
             position = draw(st.integers(0, len(new) - 1))
             new[position:position] = [draw(_LINE) + " # new"]
-            diff = make_v4a_diff(old, new, rng)
+            try:
+                diff = make_v4a_diff(old, new, rng, codex=True)
+            except ValueError:
+                assume(False)
             # inside an envelope a trailing empty line is a separator: write empty context as " "
             diff = "".join((line or " ") + "\n" for line in diff.split("\n")[:-1])
             move = draw(st.booleans())
@@ -271,7 +273,10 @@ def test_random_patches_apply_atomically(case, break_one: bool) -> None:
         sections = [*sections, "*** Update File: nowhere.txt\n@@\n-x\n"]
     patch = "*** Begin Patch\n" + "".join(sections) + "*** End Patch\n"
     snapshot = dict(files)
-    if break_one and sections:
+    if not sections:
+        with pytest.raises(ValueError, match="no file operations"):
+            apply_patch_to_files(patch, _reader(files))
+    elif break_one:
         with pytest.raises(ValueError, match=r"Update File 'nowhere\.txt': file not found"):
             apply_patch_to_files(patch, _reader(files))
     else:

@@ -314,19 +314,15 @@ def test_tools_round_trip_through_the_file() -> None:
     )
     path = save_settings(s)
     table = tomllib.loads(path.read_text())
-    assert table["mcp_servers"] == [
-        {
-            "label": "deepwiki",
-            "url": "https://mcp.deepwiki.com/mcp",
-            "require_approval": "always",
-        },
-        {
-            "label": "gh",
+    assert "mcp_servers" not in table  # issue 18: hosted servers have tables of their own
+    assert table["hosted_mcp_servers"] == {
+        "deepwiki": {"url": "https://mcp.deepwiki.com/mcp", "require_approval": "always"},
+        "gh": {
             "url": "http://127.0.0.1:7/mcp",
             "require_approval": "never",
             "allowed_tools": ["search_issues", 'odd "name"'],
         },
-    ]
+    }
     assert table["explorer"] is False and table["web_search"] is True
     back = load_settings()
     assert back == s

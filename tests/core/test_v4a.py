@@ -32,8 +32,9 @@ WORKED_EXAMPLES = [
         "line1\nupdated\nline3\n",
     ),
     ("", _lines("@@", "+hello", "+world"), "hello\nworld\n"),
-    ("a\nb\nb\n", _lines("@@", "-b", "+B", "*** End of File"), "a\nB\nb\n"),
-    ("a\nb\nb\n", _lines("@@", "-b", "+B", " ", "*** End of File"), "a\nb\nB\n"),
+    # openai-agents 0.24: the EOF window ignores the final newline's empty "line"
+    ("a\nb\nb\n", _lines("@@", "-b", "+B", "*** End of File"), "a\nb\nB\n"),
+    ("a\n", _lines("@@", "+x", "*** End of File"), "a\nx\n"),
     ("  a\nb\n", _lines("@@", " a", "-b", "+B"), "  a\nB\n"),
     ("a\r\nb\r\n", _lines("@@", "-a", "+A"), "A\r\nb\r\n"),
 ]
@@ -133,8 +134,9 @@ def test_create_mode_errors(diff: str, message: str) -> None:
         ("abc", "-abc\r\n+x\r\n+y\r\n", "x\r\ny"),
         ("abc", "-abc\n+x\n+y\n", "x\ny"),
         ("a\nb\n", "@@\r\n-a\r\n+A\r\n", "A\nb\n"),
-        # a lone \r before the line end is removed once
+        # every \r before the line end is removed (0.24 uses rstrip("\r"))
         ("a\r\nb\n", "@@\n-a\r\r\n+A", "A\r\nb\r\n"),
+        ("a\r\nb\n", "@@\n-a\r\r\r\n+A", "A\r\nb\r\n"),
         # first hunk without @@
         ("a\nb\n", "-a\n+A", "A\nb\n"),
         # a single non-matching anchor (unified-diff header) is ignored
@@ -205,8 +207,16 @@ def test_default_mode_errors(text: str, diff: str, message: str) -> None:
 def test_eof_window_before_the_cursor_is_an_overlapping_chunk() -> None:
     # The EOF pass looks at the last window even when it lies before the cursor.
     with pytest.raises(ValueError) as info:
-        apply_diff("a\nb\n", "@@\n-a\n-b\n \n@@\n-b\n \n*** End of File")
+        apply_diff("a\nb\nc", "@@\n-a\n-b\n c\n@@\n-b\n c\n*** End of File")
     assert str(info.value) == "applyDiff: overlapping chunk at 1 (cursor 2)"
+
+
+def test_eof_context_cannot_use_the_final_newline_as_a_line() -> None:
+    # 0.24: an empty context line at EOF needs a real blank last line.
+    with pytest.raises(ValueError) as info:
+        apply_diff("a\nb\nb\n", "@@\n-b\n+B\n \n*** End of File")
+    assert str(info.value) == "Invalid EOF Context 0:\nb\n"
+    assert apply_diff("a\nb\n\n", "@@\n-b\n+B\n \n*** End of File") == "a\nB\n\n"
 
 
 # -- properties ----------------------------------------------------------------------------------
@@ -299,9 +309,8 @@ _DIFF_LINE = st.one_of(
     _LINE.map(lambda line: "-" + line),
     _LINE.map(lambda line: " " + line),
 )
-# openai-agents 0.24 changed `*** End of File` matching (a trailing newline no longer counts as a
-# line); the spec (and this engine) follow the 0.22 behaviour, so EOF is compared only there.
-_COMPARE_EOF = reference_version.startswith("0.22")
+# The engine follows openai-agents 0.24, `*** End of File` included (issue 13, Build 1).
+_COMPARE_EOF = True
 
 
 def _outcome(function: object, *args: str) -> tuple[str, str]:

@@ -2,7 +2,8 @@
 
 ``python -m tests.desktop.app_scenario REPO JOURNAL`` starts a session that stops at a shell
 approval, prints ``SESSION <id>`` once the approval is on screen and waits there until the
-test kills it with SIGKILL (a crash: no clean-up runs).
+test kills it with SIGKILL (a crash: no clean-up runs). With a third argument ``review`` it
+stops at the patch review instead, after the user accepted hunk 1 and rejected hunk 2.
 """
 
 from __future__ import annotations
@@ -88,6 +89,26 @@ def build(
     return controller, window
 
 
+def _review_child(repo: Path, journal_path: Path) -> None:
+    app = QApplication.instance() or QApplication([])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    journal = SessionJournal(journal_path)
+    controller, window = build(repo, journal, turns())
+    window.show()
+
+    def on_proposal(_proposal: Any) -> None:
+        window.diff_view.accept_current()  # hunk 1 accepted, moves on
+        window.diff_view.reject_current()  # hunk 2 rejected; hunk 3 still pending
+        journal.flush()
+        print(f"SESSION {controller.session_id}", flush=True)
+
+    controller.proposalSubmitted.connect(on_proposal)
+    controller.submit("edit the notes")
+    with loop:
+        loop.run_forever()
+
+
 def _crash_child(repo: Path, journal_path: Path) -> None:
     app = QApplication.instance() or QApplication([])
     loop = qasync.QEventLoop(app)
@@ -110,4 +131,7 @@ def _crash_child(repo: Path, journal_path: Path) -> None:
 
 
 if __name__ == "__main__":
-    _crash_child(Path(sys.argv[1]), Path(sys.argv[2]))
+    if sys.argv[3:] == ["review"]:
+        _review_child(Path(sys.argv[1]), Path(sys.argv[2]))
+    else:
+        _crash_child(Path(sys.argv[1]), Path(sys.argv[2]))

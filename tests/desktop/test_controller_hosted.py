@@ -89,7 +89,9 @@ async def test_hosted_activity_and_nested_runs_become_cards(
                     }
                 ),
                 ToolSearchTool(),
-                *tool_namespace("crm", "Customer records.", [lookup_account]),
+                *tool_namespace(
+                    name="crm", description="Customer records.", tools=[lookup_account]
+                ),
                 explorer.as_tool(
                     tool_name="explore_repository", tool_description="Ask the explorer."
                 ),

@@ -28,6 +28,7 @@ def make_v4a_diff(
     *,
     allow_eof: bool = True,
     allow_anchors: bool = True,
+    codex: bool = False,
 ) -> str:
     """A V4A hunk body with ``apply_diff("\\n".join(old), diff) == "\\n".join(new)``.
 
@@ -39,6 +40,11 @@ def make_v4a_diff(
             markers, empty-vs-space context lines, ``+``/``-`` order).
         allow_eof: may end a hunk that reaches the end of the file with ``*** End of File``.
         allow_anchors: may put ``@@ <line>`` anchors before hunks.
+        codex: write for the Codex CLI semantics (``semantics="codex"``), where a hunk without
+            context lines goes to the end of the file: give every pure insertion a context line.
+
+    Raises:
+        ValueError: with ``codex``, a pure insertion that has no line to use as context.
 
     Returns:
         The diff text, ``\\n``-separated, ending with ``\\n`` (``""`` when nothing changes).
@@ -61,6 +67,8 @@ def make_v4a_diff(
 
     out: list[str] = []
     cursor = 0
+    # openai-agents 0.24: an EOF hunk sees a final "" (trailing newline) as no line at all.
+    eof_length = len(old) - 1 if old and old[-1] == "" else len(old)
     for number, hunk in enumerate(hunks):
         limit = hunks[number + 1].start if number + 1 < len(hunks) else len(old)
         # Trailing context may use at most half of the gap to the next hunk (the next hunk's
@@ -68,8 +76,16 @@ def make_v4a_diff(
         room = (limit - hunk.end) if number + 1 == len(hunks) else (limit - hunk.end) // 2
         trailing = min(rng.randint(0, 3), room)
         leading = min(rng.randint(0, 3), hunk.start - cursor)
+        pure_insertion = all(op[1] == op[2] for op in hunk.ops if op[0] != "equal")
+        if codex and pure_insertion and not leading and not trailing:
+            if hunk.start - cursor > 0:
+                leading = 1
+            elif room > 0:
+                trailing = 1
+            elif hunk.start != eof_length:
+                raise ValueError("a pure insertion with no line around it to use as context")
         window_end = hunk.end + trailing
-        eof = allow_eof and window_end == len(old) and rng.random() < 0.5
+        eof = allow_eof and window_end == eof_length and rng.random() < 0.5
 
         headers: list[str] = []
         anchor_cursor = cursor
@@ -86,7 +102,7 @@ def make_v4a_diff(
         window_start = hunk.start - leading
         body = _hunk_lines(old, new, hunk, window_start, window_end, rng)
         context = [line for kind, line in body if kind != "+"]
-        if eof and not context and window_start != len(old):
+        if eof and not context and window_start != eof_length:
             eof = False  # an empty EOF section inserts at the very end, not at window_start
         if not eof:
             # Widen the leading context until the intended window is the first exact match.
@@ -104,7 +120,7 @@ def make_v4a_diff(
             out.append("*** End of File")
         cursor = window_end if (context or eof) else anchor_cursor
         if eof:
-            cursor = len(old)
+            cursor = eof_length
     return "\n".join(out) + "\n"
 
 

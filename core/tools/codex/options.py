@@ -158,7 +158,7 @@ class CodexOptions:
             ``{"analytics.enabled": False}``; values are written as TOML literals.
 
     Raises:
-        UserError: a stream limit outside its range, or a non-string ``env`` entry.
+        UserError: a stream limit outside its range, or an ``env`` that is not a mapping.
     """
 
     codex_path_override: str | None = None
@@ -172,9 +172,11 @@ class CodexOptions:
         if self.codex_subprocess_stream_limit_bytes is not None:
             _check_stream_limit(self.codex_subprocess_stream_limit_bytes, "option")
         if self.env is not None:
-            if not all(isinstance(k, str) and isinstance(v, str) for k, v in self.env.items()):
-                raise UserError("codex_options.env must map strings to strings.")
-            self.env = dict(self.env)
+            if not isinstance(self.env, Mapping):
+                raise UserError("codex_options.env must be a mapping.")
+            # Keys and values are stringified for the child environment, as openai-agents
+            # 0.24 ``Codex`` does (``{"RETRIES": 3}`` becomes ``RETRIES=3``).
+            self.env = {str(k): str(v) for k, v in self.env.items()}
         if self.config is not None:
             if not all(isinstance(k, str) and k for k in self.config):
                 raise UserError("codex_options.config keys must be non-empty strings.")

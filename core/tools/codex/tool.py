@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,7 @@ logger = logging.getLogger("core")
 DEFAULT_CODEX_DESCRIPTION = "Executes an agentic Codex task against the current workspace."
 DEFAULT_CODEX_RESPONSE = "Codex task completed with inputs."
 _NAME_ERROR = 'Codex tool name must be "codex" or start with "codex_".'
+_KEY_SUFFIX = re.compile(r"[A-Za-z0-9_]+")
 _UNSET: Any = object()
 
 
@@ -398,6 +400,63 @@ def _merge(options: Mapping[str, Any] | None, given: dict[str, Any]) -> dict[str
     return merged
 
 
+def _resolve_name(configured: Any) -> str:
+    """The tool name: ``"codex"`` when unset, else the stripped name (openai-agents 0.24 rules).
+
+    Raises:
+        UserError: not a string, blank, or neither ``"codex"`` nor ``"codex_..."``.
+    """
+    if configured is None:
+        return "codex"
+    if not isinstance(configured, str):
+        raise UserError("Codex tool name must be a string.")
+    name = configured.strip()
+    if not name:
+        raise UserError("Codex tool name must be a non-empty string.")
+    if not (name == "codex" or name.startswith("codex_")):
+        raise UserError(_NAME_ERROR)
+    return name
+
+
+def _resolve_thread_id_key(tool_name: str, configured: Any, use_context: bool) -> str:
+    """The run-context key of the thread id (spec §9.5; openai-agents 0.24 rules).
+
+    An explicit key is stripped and must not be blank. Without one, ``codex`` uses
+    ``codex_thread_id`` and ``codex_<suffix>`` uses ``codex_thread_id_<suffix>``. When the key is
+    actually used (``use_run_context_thread_id=True``) the suffix must be non-empty and match
+    ``[A-Za-z0-9_]+``, so two tool names never share a key through lossy normalisation.
+    Otherwise the suffix is lowercased and other characters become ``_``, as the reference
+    does for a key it never reads.
+
+    Raises:
+        UserError: a non-string or blank explicit key; an empty or non-``[A-Za-z0-9_]`` suffix
+            when the key is used and not given.
+    """
+    if configured is not None:
+        if not isinstance(configured, str):
+            raise UserError("run_context_thread_id_key must be a string.")
+        if not configured.strip():
+            raise UserError("run_context_thread_id_key must be a non-empty string.")
+        return configured.strip()
+    if tool_name == "codex":
+        return default_thread_id_key(tool_name)
+    suffix = tool_name[len("codex_") :].strip()
+    omitted = "When use_run_context_thread_id=True and run_context_thread_id_key is omitted, "
+    if use_context and not suffix:
+        raise UserError(
+            omitted + 'codex tool names must include a non-empty suffix after "codex_".'
+        )
+    if use_context and not _KEY_SUFFIX.fullmatch(suffix):
+        raise UserError(
+            omitted + 'the codex tool name suffix (after "codex_") must match [A-Za-z0-9_]+. '
+            "Use only letters, numbers, and underscores, or set run_context_thread_id_key "
+            "explicitly."
+        )
+    if not use_context:
+        suffix = re.sub(r"[^0-9a-zA-Z_]+", "_", suffix.lower()).strip("_") or "tool"
+    return default_thread_id_key(f"codex_{suffix}")
+
+
 def _check_parameters(parameters: Any) -> type[BaseModel] | None:
     if parameters is None:
         return None
@@ -468,11 +527,7 @@ def codex_tool(
         UserError: a bad name, unknown option keys, invalid option values or output schema.
     """
     cfg = _merge(options, {k: v for k, v in locals().items() if k in _OPTION_KEYS})
-    tool_name = cfg.get("name") or "codex"
-    if not isinstance(tool_name, str) or not (
-        tool_name == "codex" or tool_name.startswith("codex_")
-    ):
-        raise UserError(_NAME_ERROR)
+    tool_name = _resolve_name(cfg.get("name"))
     thread_options = coerce_options(
         ThreadOptions, cfg.get("default_thread_options"), "default_thread_options"
     )
@@ -500,10 +555,8 @@ def codex_tool(
         not isinstance(configured_thread, str) or not configured_thread.strip()
     ):
         raise UserError("thread_id must be a non-blank string or None.")
-    key = cfg.get("run_context_thread_id_key") or default_thread_id_key(tool_name)
-    if not isinstance(key, str):
-        raise UserError("run_context_thread_id_key must be a string.")
     use_context = bool(cfg.get("use_run_context_thread_id", False))
+    key = _resolve_thread_id_key(tool_name, cfg.get("run_context_thread_id_key"), use_context)
     params = _check_parameters(cfg.get("parameters"))
     invoker = _CodexInvoker(
         name=tool_name,
@@ -541,17 +594,27 @@ def is_codex_tool(tool: Any) -> bool:
 
 
 def validate_codex_tool_names(tools: Iterable[Any]) -> None:
-    """Reject two Codex tools with one name on an agent (spec §9.1).
+    """Reject a Codex tool whose name another tool of the agent also has (spec §9.1).
+
+    The other tool may be any tool with that ``name`` (another Codex tool, a function tool,
+    an MCP tool): openai-agents 0.24 ``Agent.get_all_tools`` counts every tool's name.
 
     Raises:
-        UserError: ``"Duplicate Codex tool names found: <names>"``.
+        UserError: ``"Duplicate Codex tool names found: <names, sorted>. Provide a unique
+            codex_tool(name=...) per tool instance."``.
     """
-    seen: set[str] = set()
-    duplicates: list[str] = []
+    tools = list(tools)
+    codex_names = {tool.name for tool in tools if is_codex_tool(tool)}
+    if not codex_names:
+        return
+    counts: dict[str, int] = {}
     for tool in tools:
-        if is_codex_tool(tool):
-            if tool.name in seen and tool.name not in duplicates:
-                duplicates.append(tool.name)
-            seen.add(tool.name)
+        name = getattr(tool, "name", None)
+        if isinstance(name, str) and name:
+            counts[name] = counts.get(name, 0) + 1
+    duplicates = sorted(name for name in codex_names if counts.get(name, 0) > 1)
     if duplicates:
-        raise UserError(f"Duplicate Codex tool names found: {', '.join(duplicates)}")
+        raise UserError(
+            f"Duplicate Codex tool names found: {', '.join(duplicates)}. Provide a unique "
+            "codex_tool(name=...) per tool instance."
+        )
