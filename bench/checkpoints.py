@@ -8,10 +8,18 @@ stash) in a repository with an edited file:
 * for a repository of F files and one of 10xF files (same history shape): first checkpoint,
   next checkpoint after one edit, and the store's size on disk;
 * with 200 branches and an annotated tag (the refs part: tips recorded, objects copied
-  once).
+  once);
+* for repositories of ``--kinds-files`` (10,000) files that are tracked, untracked (a fresh
+  ``git init``) and a plain folder (no git): the first checkpoint, the next one after one
+  edit, beside ``git add -A`` into a fresh index and again after the same edit (the peer:
+  what git itself pays), the commit message's size, and listing 50 checkpoints.
 
-Usage: ``python -m bench.checkpoints [--runs 3] [--files 500] [--real-write]``
-(``--real-write`` writes the 400 MB instead of a sparse file).
+Target (issue 15, Done means): an untracked-heavy checkpoint under 2x ``git add -A`` (first
+against the fresh ``git add -A``, next against the repeated one).
+
+Usage: ``python -m bench.checkpoints [--runs 3] [--files 500] [--kinds-files 10000]
+[--real-write]`` (``--real-write`` writes the 400 MB instead of a sparse file;
+``--only-kinds`` runs the last part alone).
 """
 
 from __future__ import annotations
@@ -135,15 +143,104 @@ async def _many_refs(tmp: Path, runs: int, files: int, branches: int) -> None:
     )
 
 
+TARGET_RATIO = 2.0
+
+
+def _plain_git(ws: Path, index: Path, git_dir: Path, *args: str) -> float:
+    env = {
+        **os.environ,
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_DIR": str(git_dir),
+        "GIT_WORK_TREE": str(ws),
+        "GIT_INDEX_FILE": str(index),
+    }
+    start = time.perf_counter()
+    subprocess.run(["git", *args], cwd=ws, env=env, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def _tree(ws: Path, files: int, kind: str) -> None:
+    ws.mkdir(parents=True)
+    if kind != "plain":
+        _git(ws, "init", "-q", "-b", "main")
+    for n in range(files):
+        d = ws / f"pkg{n % 50}"
+        d.mkdir(exist_ok=True)
+        (d / f"mod{n}.py").write_text(f"# module {n}\n" + "x = 1\n" * 40)
+    if kind == "tracked":
+        _git(ws, "add", "-A")
+        _git(ws, "commit", "-q", "-m", "initial")
+
+
+async def _kinds(tmp: Path, runs: int, files: int) -> None:
+    print(f"{files} files: checkpoint vs git add -A (s; best of {runs} for 'next')")
+    print("  kind        first  add -A fresh  ratio    next  add -A again  ratio  msg KB  list50")
+    for kind in ("tracked", "untracked", "plain"):
+        ws = tmp / f"kind-{kind}"
+        _tree(ws, files, kind)
+        store = CheckpointStore(ws, data_dir=tmp / f"data-kind-{kind}", retention=None)
+        start = time.perf_counter()
+        first = await store.create("first")
+        first_s = time.perf_counter() - start
+        nxt = float("inf")
+        for n in range(runs):
+            (ws / "pkg1" / "mod1.py").write_text(f"edit {n} {time.time_ns()}\n")
+            start = time.perf_counter()
+            await store.create("next")
+            nxt = min(nxt, time.perf_counter() - start)
+        bare = tmp / f"peer-{kind}.git"
+        subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True, capture_output=True)
+        index = tmp / f"peer-{kind}.index"
+        fresh = _plain_git(ws, index, bare, "add", "-A")
+        again = float("inf")
+        for n in range(runs):
+            (ws / "pkg1" / "mod1.py").write_text(f"peer {n} {time.time_ns()}\n")
+            again = min(again, _plain_git(ws, index, bare, "add", "-A"))
+        message = _message_size(store, first.commit)
+        for n in range(50 - runs - 1):
+            (ws / "pkg3" / "mod3.py").write_text(f"more {n}\n")
+            await store.create("more")
+        start = time.perf_counter()
+        listed = await CheckpointStore(ws, data_dir=tmp / f"data-kind-{kind}").list()
+        cold = time.perf_counter() - start
+        print(
+            f"  {kind:10s} {first_s:6.2f}  {fresh:12.2f}  {first_s / fresh:5.2f}  {nxt:6.3f}"
+            f"  {again:12.3f}  {nxt / again:5.1f}  {message / 1000:6.1f}  {cold:6.3f}"
+            f"  ({len(listed)} listed)"
+        )
+    print(
+        f"  target: untracked first/fresh and next/again under {TARGET_RATIO}x "
+        "(a checkpoint also records the index, refs and stash, and stats every untracked "
+        "file for the size cap)"
+    )
+
+
+def _message_size(store: CheckpointStore, commit: str) -> int:
+    out = subprocess.run(
+        ["git", "--git-dir", str(store.location), "cat-file", "commit", commit],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"},
+    ).stdout
+    return len(out)
+
+
 def main() -> None:
     """Run the benchmark and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--files", type=int, default=500)
     parser.add_argument("--real-write", action="store_true")
+    parser.add_argument("--kinds-files", type=int, default=10_000)
+    parser.add_argument("--only-kinds", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tandem-bench-") as tmp:
         os.environ["XDG_DATA_HOME"] = str(Path(tmp) / "xdg")
+        if args.kinds_files:
+            asyncio.run(_kinds(Path(tmp), args.runs, args.kinds_files))
+        if args.only_kinds:
+            return
         asyncio.run(_big_file(Path(tmp), args.runs, args.files, args.real_write))
         asyncio.run(_growth(Path(tmp), args.runs, args.files))
         asyncio.run(_many_refs(Path(tmp), args.runs, args.files, 200))

@@ -19,6 +19,7 @@ from ._tool_exec import (
 )
 from .agent import Agent, ToolsToFinalOutputResult
 from .context import RunContextWrapper
+from .context_window.manager import ContextManager, is_context_overflow
 from .errors import MaxTurnsExceeded, ModelBehaviorError, ModelProviderError, UserError
 from .events import (
     AgentUpdatedStreamEvent,
@@ -183,6 +184,9 @@ class RunLoop:
             self.previous_response_id or self.conversation_id or self.auto_previous_response_id
         )
         self.sent_upto = len(self.history) if self.previous_response_id and self.generated else 0
+        policy = self.run_config.context_policy  # issue 14: context-window management
+        resumed = input.context_state if isinstance(input, RunState) else None
+        self.context_manager = ContextManager(policy, resumed) if policy is not None else None
 
     # -- plumbing ----------------------------------------------------------------------------
     def _send(self, event: StreamEvent) -> None:
@@ -215,6 +219,7 @@ class RunLoop:
             conversation_id=self.conversation_id,
             auto_previous_response_id=self.auto_previous_response_id,
             tool_use_tracker=dict(self.tool_use_tracker),
+            context_state=self.context_manager.state if self.context_manager else None,
         )
 
     def _result(
@@ -334,6 +339,8 @@ class RunLoop:
     async def _call_model(self, streamed: bool) -> ModelResponse:
         request = await self._build_request()
         model = self._model()
+        if self.context_manager is not None and not self.server_managed:
+            request = await self.context_manager.before_request(request, model, self.history)
         self.sent_upto = len(self.history)
         if self.current_turn == 1 and not self.generated:
             await call_hook(self.hooks, self.agent, "on_agent_start", self.ctx, self.agent)
@@ -347,7 +354,7 @@ class RunLoop:
             request.input.items,
         )
         try:
-            response = await self._fetch(model, request, streamed)
+            response = await self._fetch_managed(model, request, streamed)
         except ModelProviderError as exc:
             if not self._chain_refused(request, exc):
                 raise
@@ -356,7 +363,9 @@ class RunLoop:
             self.server_managed = self.auto_previous_response_id = self.chain_only = False
             self.previous_response_id = None
             request = await self._build_request()
-            response = await self._fetch(model, request, streamed)
+            if self.context_manager is not None:
+                request = await self.context_manager.before_request(request, model, self.history)
+            response = await self._fetch_managed(model, request, streamed)
         await call_hook(self.hooks, self.agent, "on_llm_end", self.ctx, self.agent, response)
         return response
 
@@ -367,8 +376,30 @@ class RunLoop:
             self.chain_only
             and request.previous_response_id is not None
             and exc.status_code in (400, 404)
-            and "previous" in str(exc).lower()
+            and "previous" in f"{exc} {exc.__cause__ or ''}".lower()  # the server's own words
         )
+
+    async def _fetch_managed(
+        self, model: Model, request: ModelRequest, streamed: bool
+    ) -> ModelResponse:
+        """``_fetch`` with issue 14's recovery: a ``context_length_exceeded`` answer makes the
+        context manager compact and the request is sent again (twice at most)."""
+        manager = self.context_manager
+        attempts = 0
+        while True:
+            try:
+                response = await self._fetch(model, request, streamed)
+            except (ModelProviderError, ModelBehaviorError) as exc:
+                if manager is None or self.server_managed or attempts >= 2:
+                    raise
+                if not is_context_overflow(exc):
+                    raise
+                attempts += 1
+                request = await manager.recover(request, model, self.history, exc)
+                continue
+            if manager is not None and not self.server_managed:
+                manager.after_response(request, response, self.history)
+            return response
 
     async def _fetch(self, model: Model, request: ModelRequest, streamed: bool) -> ModelResponse:
         if not streamed:

@@ -24,6 +24,8 @@ class ModelSettings:
         max_tokens: sent as ``max_output_tokens`` (tokens).
         reasoning: e.g. ``{"effort": "low"}``; ``verbosity``: ``"low"|"medium"|"high"``.
         metadata, store, prompt_cache_key, include: passed through.
+        context_management: Responses API server-side compaction entries, e.g.
+            ``[{"type": "compaction", "compact_threshold": 200000}]`` (agents 0.24).
         extra_body / extra_headers / extra_args: merged into the request as given.
 
     An agent that leaves ``model_settings`` unset gets :meth:`implicit` settings: empty, and
@@ -44,6 +46,7 @@ class ModelSettings:
     store: bool | None = None
     prompt_cache_key: str | None = None
     include: list[str] | None = None
+    context_management: list[dict[str, Any]] | None = None
     extra_body: dict[str, Any] | None = None
     extra_headers: dict[str, str] | None = None
     extra_args: dict[str, Any] | None = field(default=None)

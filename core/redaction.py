@@ -35,6 +35,7 @@ __all__ = [
     "register_environment",
     "register_secret",
     "secret_count",
+    "secrets_generation",
 ]
 
 _log = logging.getLogger("core")
@@ -75,6 +76,7 @@ class _Registry:
         self._ordered: tuple[str, ...] = ()
         self._needles: tuple[_Needle, ...] = ()
         self._longest = 0
+        self.generation = 0  # bumped on every change (caches of scrubbed text key on it)
 
     def add(self, value: str, source: str, encoded: bool) -> bool:
         with self._lock:
@@ -97,6 +99,7 @@ class _Registry:
             self._rebuild()
 
     def _rebuild(self) -> None:
+        self.generation += 1
         self._ordered = tuple(sorted(self._sources, key=len, reverse=True))
         plain = [v for v in self._ordered if v not in self._encoded]
         self._needles = _needles(self._encoded, derived=True) + _needles(plain, derived=False)
@@ -202,6 +205,12 @@ def forget_secrets(source: str | None = None) -> None:
 def secret_count() -> int:
     """How many values are registered."""
     return len(_REGISTRY.values)
+
+
+def secrets_generation() -> int:
+    """A counter that changes whenever the registered values change (add or forget), so a
+    cache of scrubbed text (the session journal's) knows when to scrub again."""
+    return _REGISTRY.generation
 
 
 # -- literal values: exact, encoded, and with separators inserted --------------------------

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .model_settings import ModelSettings
 
 if TYPE_CHECKING:
+    from .context_window.policy import ContextPolicy
     from .models.interface import Model, ModelProvider
 
 __all__ = ["RunConfig", "ToolErrorFormatterArgs"]
@@ -63,4 +64,7 @@ class RunConfig:
     tool_error_formatter: Callable[[ToolErrorFormatterArgs], Any] | None = None
     workflow_name: str = "Agent workflow"
     trace_metadata: dict[str, Any] | None = None
+    #: Context-window management (issue 14; :class:`core.context_window.ContextPolicy`):
+    #: ``None`` leaves the history as it is (the reference SDK's behaviour).
+    context_policy: ContextPolicy | None = None
     auto_previous_response_id: bool = False

@@ -9,6 +9,7 @@ from typing import Any
 
 from .agent import Agent
 from .context import ApprovalRecord, RunContextWrapper
+from .context_window.state import ContextState
 from .errors import UserError
 from .items import (
     HandoffCallItem,
@@ -74,6 +75,8 @@ class RunState:
     conversation_id: str | None = None
     auto_previous_response_id: bool = False
     tool_use_tracker: dict[str, bool] = field(default_factory=dict)
+    #: The session's compaction state (issue 14), ``None`` without context management.
+    context_state: ContextState | None = None
 
     # -- decisions -------------------------------------------------------------------------
     def get_interruptions(self) -> list[ToolApprovalItem]:
@@ -139,6 +142,9 @@ class RunState:
             "previous_response_id": self.previous_response_id,
             "conversation_id": self.conversation_id,
             "auto_previous_response_id": self.auto_previous_response_id,
+            "context_state": (
+                self.context_state.to_json() if self.context_state is not None else None
+            ),
         }
 
     def to_string(self) -> str:
@@ -195,6 +201,11 @@ class RunState:
             conversation_id=state_json.get("conversation_id"),
             auto_previous_response_id=bool(state_json.get("auto_previous_response_id", False)),
             tool_use_tracker=dict(state_json.get("tool_use_tracker") or {}),
+            context_state=(
+                ContextState.from_json(state_json["context_state"])
+                if state_json.get("context_state")
+                else None
+            ),
         )
 
     @classmethod

@@ -74,6 +74,7 @@ _STORED_FIELDS = (
     "chromium_path",
     "codex_path",
     "codex_use_login",
+    "use_previous_response_id",
     "codex_stall_seconds",
     "rules_file",
     "recent_folders",
@@ -91,6 +92,13 @@ _STORED_FIELDS = (
     "checkpoint_keep_days",
     "checkpoint_min_age_minutes",
     "shell_input_wait_seconds",
+    "agents_md_cap_bytes",
+    "diff_split_min_columns",
+    "no_key_needed",
+    "context_threshold",
+    "context_strategy",
+    "auto_compact",
+    "context_windows",
 )
 _CHECKPOINT_FIELDS = (
     "checkpoint_cap_bytes",
@@ -243,6 +251,11 @@ class Settings(BaseModel):
             (default off; docs/delegates.md).
         codex_stall_seconds: seconds without an event from Codex before its card shows it
             as stalled, with *Stop* (default 60; > 0).
+        use_previous_response_id: the model server stores responses (OpenAI with ``store``
+            on): after a run's first turn, send only the new items with
+            ``previous_response_id`` (``RunConfig.auto_previous_response_id``; default off,
+            for servers that keep nothing; a refused id falls back to the full history;
+            docs/runner-costs.md).
         rules_file: the JSON file of the user's allow/ask/deny rules; ``None`` means
             ``settings_dir() / "rules.json"`` (see :attr:`rules_path`).
         recent_folders: recently opened folders, most recent first, without duplicates; longer
@@ -275,6 +288,12 @@ class Settings(BaseModel):
         shell_input_wait_seconds: a shell command found waiting for input on a terminal
             (no output, no CPU) for this many seconds is ended with a hint (seconds;
             default 3; 0 turns it off; docs/shell.md).
+        agents_md_cap_bytes: the total cap on the AGENTS.md files added to the agent's
+            instructions (bytes; default 32 KiB, Codex's ``project_doc_max_bytes``;
+            docs/instructions.md).
+        no_key_needed: the server at :attr:`base_url` takes requests without an API key
+            (default off; a base URL on localhost, 127.0.0.1 or ::1 needs none anyway;
+            :mod:`core.settings_check`).
     """
 
     model_config = ConfigDict(validate_assignment=True, extra="forbid", frozen=False)
@@ -288,6 +307,7 @@ class Settings(BaseModel):
     chromium_path: Path | None = None
     codex_path: Path | None = None
     codex_use_login: bool = False
+    use_previous_response_id: bool = False
     codex_stall_seconds: float = Field(default=60.0, gt=0)
     rules_file: Path | None = None
     recent_folders: list[Path] = Field(default_factory=list)
@@ -306,6 +326,18 @@ class Settings(BaseModel):
     checkpoint_keep_days: float = Field(default=30.0, gt=0)
     checkpoint_min_age_minutes: float = Field(default=60.0, ge=0)
     shell_input_wait_seconds: float = Field(default=3.0, ge=0)
+    agents_md_cap_bytes: int = Field(default=32 * 1024, ge=0)
+    #: Issue 16 (docs/diff-view.md): the split diff turns unified when a side would show
+    #: fewer characters than this (0: never).
+    diff_split_min_columns: int = Field(default=60, ge=0, le=400)
+    no_key_needed: bool = False
+    #: Issue 14 (docs/context.md): compaction starts at this fraction of the window.
+    context_threshold: float = Field(default=0.85, gt=0, le=1)
+    #: ``auto`` | ``server`` | ``compact_endpoint`` | ``local``.
+    context_strategy: Literal["auto", "server", "compact_endpoint", "local"] = "auto"
+    auto_compact: bool = True
+    #: Context windows (tokens) by model name or base URL, over the built-in table.
+    context_windows: dict[str, int] = Field(default_factory=dict)
 
     @field_validator("model")
     @classmethod
@@ -508,6 +540,7 @@ def _to_toml(settings: Settings, stored_key: str | None) -> str:
         "chromium_path": settings.chromium_path,
         "codex_path": settings.codex_path,
         "codex_use_login": settings.codex_use_login or None,
+        "use_previous_response_id": settings.use_previous_response_id or None,
         "codex_stall_seconds": (
             None if settings.codex_stall_seconds == 60.0 else settings.codex_stall_seconds
         ),
@@ -521,7 +554,16 @@ def _to_toml(settings: Settings, stored_key: str | None) -> str:
         "sandbox_hidden_paths": [str(p) for p in settings.sandbox_hidden_paths] or None,
         "sandbox_shown_paths": [str(p) for p in settings.sandbox_shown_paths] or None,
     }
-    for name in (*_CHECKPOINT_FIELDS, "shell_input_wait_seconds"):  # only when not default
+    for name in (
+        *_CHECKPOINT_FIELDS,
+        "shell_input_wait_seconds",
+        "agents_md_cap_bytes",
+        "diff_split_min_columns",
+        "no_key_needed",
+        "context_threshold",
+        "context_strategy",
+        "auto_compact",
+    ):  # only when not default
         value = getattr(settings, name)
         values[name] = None if value == Settings.model_fields[name].default else value
     lines = ["# Tandem settings (written by the app; edit while it is closed).", ""]
@@ -535,6 +577,9 @@ def _to_toml(settings: Settings, stored_key: str | None) -> str:
     # Tables last: every key after a [table] header belongs to that table (issue 18 layout).
     lines += hosted_servers_toml(settings.mcp_servers)
     lines += local_servers_toml(settings.local_mcp_servers)
+    if settings.context_windows:  # issue 14: [context_windows] "name or URL" = tokens
+        lines += ["", "[context_windows]"]
+        lines += [f"{_toml_string(k)} = {int(v)}" for k, v in settings.context_windows.items()]
     return "\n".join(lines) + "\n"
 
 

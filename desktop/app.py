@@ -23,6 +23,7 @@ from core import (
     RunConfig,
     UserError,
 )
+from core.context_window import ContextPolicy
 from core.policy import RuleStore
 from core.redaction import install_log_redaction
 from core.settings import Settings, load_settings
@@ -30,7 +31,7 @@ from harnesses.browser import BrowserNotFoundError, PlaywrightComputer, find_chr
 from harnesses.browser.domains import AllowedDomainsPolicy
 from harnesses.browser.gated import ActionGate, GatedComputer
 from harnesses.browser.navigation import navigation_tools
-from harnesses.checkpoints import retention_from_settings
+from harnesses.instructions import instructions_with_agents_md, load_instructions
 from harnesses.sessions import SessionJournal
 from harnesses.sessions.journal import default_journal_path
 from harnesses.workspace import Workspace
@@ -44,6 +45,7 @@ from .gc_policy import install_gui_thread_gc
 from .main_window import MainWindow
 from .mcp_session import MCP_CONFIG, WindowMcp
 from .review_journal import pending_reviews
+from .run_cli.setup import workspace_for
 from .subagents import explorer_tool
 from .views.browser_placeholder import BrowserPlaceholder
 from .views.sessions_list import SessionSummary
@@ -112,6 +114,7 @@ def _agent_factory(
     relay: _CodexRelay,
     computer: GatedComputer | None = None,
     mcp: WindowMcp | None = None,
+    on_instructions: Any = None,
 ) -> Any:
     def build(workspace: Workspace) -> Agent[Any]:
         tools: list[Any] = workspace.tools()
@@ -125,9 +128,15 @@ def _agent_factory(
         tools += hosted_tools(settings)
         if settings.explorer:
             tools.append(explorer_tool(workspace, model=settings.model))
+        instructions = instructions_with_agents_md(  # issue 16: AGENTS.md, read at each run
+            read_text("prompts", "default_instructions.md"),
+            workspace.root,
+            cap_bytes=settings.agents_md_cap_bytes,
+            on_load=on_instructions,
+        )
         return Agent(
             name="Tandem",
-            instructions=read_text("prompts", "default_instructions.md"),
+            instructions=instructions,
             model=settings.model,
             tools=tools,
             mcp_servers=mcp.agent_servers() if mcp is not None else [],  # issue 18
@@ -143,6 +152,7 @@ class _Session:
     def __init__(self, options: AppOptions) -> None:
         self.options = options
         self.errors: list[str] = []
+        self._refreshes: set[asyncio.Future[None]] = set()
         self.workdir: Path | None = None
         self.codex_relay = _CodexRelay()
         self.browser: PlaywrightComputer | None = None
@@ -188,7 +198,9 @@ class _Session:
                 gated = GatedComputer(self.browser, gate)
                 self.browser_session = BrowserSession(self.browser, gate)
             self.mcp = WindowMcp(self.settings, folder, lambda: self.workspace.mode)
-            self.factory = _agent_factory(self.settings, self.codex_relay, gated, self.mcp)
+            self.factory = _agent_factory(
+                self.settings, self.codex_relay, gated, self.mcp, self._instructions_loaded
+            )
         self.rules_store = RuleStore(self.settings.rules_path)
         try:
             rules = list(self.rules_store.list())
@@ -196,30 +208,20 @@ class _Session:
             self.errors.append(str(exc))
             rules = []
         data = self.workdir / "data" if self.workdir else None
-        self.workspace = Workspace(
-            folder,
-            mode=mode,
-            rules=rules,
-            sandbox_enabled=self.settings.sandbox_enabled,
-            data_dir=data,
-            hidden_paths=self.settings.sandbox_hidden_paths,
-            shown_paths=self.settings.sandbox_shown_paths,
-            checkpoint_cap_bytes=self.settings.checkpoint_cap_bytes,
-            checkpoint_retention=retention_from_settings(self.settings),
-        )
-        self.workspace.executor.input_wait_s = self.settings.shell_input_wait_seconds or None
+        # issue 16: built as `tandem run` builds it, from the same settings
+        self.workspace = workspace_for(self.settings, folder, mode=mode, rules=rules, data_dir=data)
         journal_path = options.journal_path or (
             self.workdir / "journal.sqlite3" if self.workdir else default_journal_path()
         )
         self.journal = SessionJournal(journal_path)
-        title = self.task or f"Session in {folder.name}"
         #: The session is reopened (it was interrupted or waits for the user), not new.
         self.resumed = None if options.demo else _session_to_resume(self.journal, folder)
-        self.session_id = self.resumed or self.journal.create_session(folder, title[:80])
+        #: issue 16: no session at launch; the first task creates it, named from the task
+        self.session_id = self.resumed
         self.controller = Controller(
             self.workspace,
             self.factory,
-            run_config=_run_config(self.settings),
+            run_config=_run_config(self.settings, self._model_retry),
             rules_store=self.rules_store,
             journal=self.journal,
             session_id=self.session_id,
@@ -236,6 +238,12 @@ class _Session:
             self.window.settingsChanged.connect(lambda s: self._settings_changed(s, gated))
             self.mcp.attach(self.window)  # issue 18: states in the top bar and Settings
             self.mcp.start()
+        if options.demo:  # issue 16: the demo's model is the scripted one, not gpt-5.5
+            self.window.top_bar.set_model("scripted")
+            self.window.top_bar.model.setToolTip("Model: scripted (the offline demo's replay)")
+        self.window.instructions.set_instructions(  # before the first run too (issue 16)
+            load_instructions(folder, cap_bytes=self.settings.agents_md_cap_bytes)
+        )
         if self.browser_error and isinstance(self.window.browser, BrowserPlaceholder):
             self.window.browser.set_message(f"The browser tool is off: {self.browser_error}")
 
@@ -253,12 +261,74 @@ class _Session:
             )
         if not self.options.demo:
             self.mcp.replace(settings)
-        self.factory = _agent_factory(settings, self.codex_relay, computer, getattr(self, "mcp", None))
-        self.controller.set_agent_factory(self.factory, _run_config(settings))
+        self.factory = _agent_factory(
+            settings,
+            self.codex_relay,
+            computer,
+            getattr(self, "mcp", None),
+            self._instructions_loaded,
+        )
+        self.controller.set_agent_factory(self.factory, _run_config(settings, self._model_retry))
+
+    def _instructions_loaded(self, loaded: Any) -> None:
+        """A run read the AGENTS.md files: the top bar lists them (issue 16)."""
+        if hasattr(self, "window"):
+            self.window.instructions.set_instructions(loaded)
+
+    def _model_retry(self, notice: Any) -> None:
+        """A model request waits to be retried: the retry banner counts down (issue 16)."""
+        if hasattr(self, "controller"):
+            self.controller.on_model_retry(notice)
 
     def sessions(self) -> list[SessionSummary]:
+        """The repository's sessions with true states (issue 16); empty ones are left out."""
         records = self.journal.sessions(self.workspace.root)
-        return [SessionSummary(r.id, r.title, r.updated_at, _status(r.status)) for r in records]
+        controller = getattr(self, "controller", None)
+        current = controller.session_id if controller is not None else None
+        running = bool(controller is not None and controller.is_running)
+        return [
+            SessionSummary(r.id, r.title, r.updated_at, self._state(r, current, running))
+            for r in records
+            if r.event_count
+        ]
+
+    def _state(self, record: Any, current: str | None, running: bool) -> str:
+        return session_state(self.journal, record, current=current, running=running)
+
+    def refresh_sessions(self) -> None:
+        """Re-read the list after the journal's queued writes (its writer thread keeps the
+        order), then show it with the current session selected."""
+
+        async def refresh() -> None:
+            try:
+                await self.journal.asessions(self.workspace.root)  # waits for queued writes
+            except Exception:
+                return
+            self.window.sessions.set_sessions(self.sessions())
+            if self.controller.session_id:
+                self.window.sessions.select(self.controller.session_id)
+
+        task = asyncio.ensure_future(refresh())
+        self._refreshes.add(task)
+        task.add_done_callback(self._refreshes.discard)
+
+    def rename_session(self, session_id: str, title: str) -> None:
+        """The sessions list renamed a session: stored in the journal."""
+        try:
+            self.journal.rename_session(session_id, title)
+        except Exception as exc:
+            self.window.conversation.add_notice(f"Session not renamed: {exc}", "error")
+        self.refresh_sessions()
+
+    def new_session(self) -> None:
+        """*New*: an empty conversation and terminal; the next task creates the session."""
+        if self.controller.is_running:
+            self.window.conversation.add_notice("A run is in progress; stop it first.", "warning")
+            return
+        self.window.conversation.clear()
+        self.window.terminal.clear_blocks()
+        self.controller.new_session()
+        self.window.sessions.select("")
 
     async def close(self) -> None:
         await self.controller.shutdown()
@@ -273,21 +343,50 @@ class _Session:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def _run_config(settings: Settings) -> RunConfig:
+def _run_config(settings: Settings, on_retry: Any = None) -> RunConfig:
     key = settings.api_key.get_secret_value() if settings.api_key else None
     return RunConfig(
-        model_provider=OpenAIProvider(api_key=key, base_url=settings.base_url),
+        model_provider=OpenAIProvider(
+            api_key=key,
+            base_url=settings.base_url,
+            no_key_needed=settings.no_key_needed,  # issue 16: localhost needs none either
+            on_retry=on_retry,
+        ),
         tool_not_found_behavior="return_error_to_model",
         malformed_tool_call_behavior="return_error_to_model",
+        auto_previous_response_id=settings.use_previous_response_id,
+        context_policy=ContextPolicy.from_settings(settings),  # issue 14
     )
+
+
+def session_state(
+    journal: SessionJournal, record: Any, *, current: str | None = None, running: bool = False
+) -> str:
+    """A session's true state for the sessions list (issue 16): ``running`` (this window's
+    run, or a live process drives it), ``waiting-approval``, ``done``, ``failed``,
+    ``stopped``, or ``interrupted``: journaled as active while no live process drives it
+    (a crash, a kill; see ``SessionJournal.owner_alive``).
+
+    Args:
+        journal: the journal holding ``record``.
+        record: a ``SessionRecord``.
+        current: the session this window shows; running: whether its run goes on.
+    """
+    if record.id == current and running and record.status != "awaiting_approval":
+        return "running"
+    if record.status == "active":
+        if record.id != current and journal.owner_alive(record.id):
+            return "running"  # another Tandem window drives it
+        return "interrupted"
+    return _status(record.status)
 
 
 def _status(status: str) -> str:
     return {
         "awaiting_approval": "waiting-approval",
         "completed": "done",
-        "active": "running",
-        "cancelled": "done",
+        "active": "interrupted",
+        "cancelled": "stopped",
     }.get(status, status)
 
 
@@ -300,6 +399,12 @@ def run_app(options: AppOptions) -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     gc_timers = install_gui_thread_gc(app)  # noqa: F841  (kept alive for the app's lifetime)
+    if not options.demo:  # issue 16: no folder yet, or a risky one: the welcome window
+        chosen = _welcome(options, loop)
+        if chosen is None:
+            asyncio.set_event_loop(None)
+            return 0
+        options = chosen
     closed = loop.create_future()
     session = _Session(options)
     window = session.window
@@ -320,9 +425,11 @@ def run_app(options: AppOptions) -> int:
     window.sessions.set_sessions(session.sessions())
     window.sessions.select(session.session_id)
     window.sessions.sessionSelected.connect(lambda sid: _open_session(session, sid))
-    session.controller.runningChanged.connect(
-        lambda _running: window.sessions.set_sessions(session.sessions())
-    )
+    session.controller.runningChanged.connect(lambda _running: session.refresh_sessions())
+    session.controller.sessionCreated.connect(lambda _sid: session.refresh_sessions())
+    session.controller.approvalRequested.connect(lambda _r: session.refresh_sessions())
+    window.sessions.sessionRenamed.connect(session.rename_session)
+    window.sessions.newSessionRequested.connect(session.new_session)
     window.show()
     if session.resumed:  # interrupted, or a review or an approval waits: back where it was
         session.controller.load_session(session.resumed)
@@ -375,6 +482,45 @@ def _prewarm_lexers() -> None:
         lexer_for_path(name)
 
 
+def _welcome(options: AppOptions, loop: Any) -> AppOptions | None:
+    """Issue 16: the folder to open when it is known and safe; else the welcome window's
+    choice (a folder, after a question for ``$HOME`` or ``/``; or the demo); ``None`` when
+    the welcome window was closed. The folder opened becomes the last and a recent one."""
+    from core.settings import save_settings
+
+    from .welcome import choose_start, needs_welcome, risky_folder
+
+    try:
+        settings: Settings | None = load_settings(options.settings_path)
+    except UserError:
+        settings = None  # _Session says why; nothing is saved over the file
+    last = settings.last_folder if settings is not None else None
+    folder = options.folder
+    if needs_welcome(folder, last):
+        target = folder or last
+        ask = target if target is not None and target.is_dir() and risky_folder(target) else None
+        recent = list(settings.recent_folders) if settings is not None else []
+        choice = loop.run_until_complete(choose_start(recent, ask_first=ask))
+        if choice is None:
+            return None
+        if choice.demo:
+            return AppOptions(
+                demo=True, journal_path=options.journal_path, settings_path=options.settings_path
+            )
+        folder = choice.folder
+    elif folder is None:
+        folder = last
+    assert folder is not None
+    if settings is not None and settings.last_folder != folder:
+        try:
+            save_settings(settings.with_recent_folder(folder), options.settings_path)
+        except Exception:
+            logger.exception("the opened folder was not remembered")
+    return AppOptions(
+        folder, journal_path=options.journal_path, settings_path=options.settings_path
+    )
+
+
 def _session_to_resume(journal: SessionJournal, folder: Path) -> str | None:
     """The folder's latest session when it did not end: a change waits for review, an
     approval waits, or Tandem stopped in the middle of a run (a crash, a kill); else
@@ -382,8 +528,13 @@ def _session_to_resume(journal: SessionJournal, folder: Path) -> str | None:
     records = journal.sessions(folder)
     if not records:
         return None
+    records = [r for r in records if r.event_count]  # issue 16: never an empty one
+    if not records:
+        return None
     latest = records[0]
-    if latest.status == "awaiting_approval" or (latest.status == "active" and latest.event_count):
+    if latest.status == "awaiting_approval" or (
+        latest.status == "active" and not journal.owner_alive(latest.id)
+    ):
         return latest.id
     events = ((e.kind, e.payload) for e in journal.events(latest.id))
     return latest.id if pending_reviews(events) else None
@@ -393,6 +544,7 @@ def _open_session(session: _Session, session_id: str) -> None:
     if session_id == session.controller.session_id or session.controller.is_running:
         return
     session.window.conversation.clear()
+    session.window.terminal.clear_blocks()  # issue 16: the chosen session's blocks come back
     session.controller.load_session(session_id)
 
 

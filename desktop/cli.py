@@ -1,5 +1,5 @@
-"""The ``tandem`` command line: the window, ``tandem demo``, ``tandem run`` and
-``tandem checkpoints``."""
+"""The ``tandem`` command line: the window, ``tandem demo``, ``tandem run``,
+``tandem sessions`` and ``tandem checkpoints``."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 __all__ = ["main"]
 
-_COMMANDS = ("demo", "run", "checkpoints")
+_COMMANDS = ("demo", "run", "checkpoints", "sessions", "replay")
 
 
 def _version() -> str:
@@ -53,24 +54,124 @@ def _parser() -> argparse.ArgumentParser:
         "(web search, code interpreter, MCP, tool search, image generation) and a sub-agent; "
         "browser: a dev server, real Chromium, a form error (issue 17)",
     )
-    run = sub.add_parser("run", help="run a task in a repository from the terminal")
+    run = sub.add_parser(
+        "run",
+        help="run a task in a repository from the terminal",
+        description="Run a task with the window's settings (flags override them). Exit codes: "
+        "0 done, 1 failed, 2 usage, 3 stopped on a rejection or an approval without a "
+        "terminal, 130 interrupted (docs/tandem-run.md).",
+    )
     run.add_argument("task", help="what the agent should do")
+    _run_flags(run)
+    _sessions_parser(sub)
+    _replay_parser(sub)
+    _checkpoints_parser(sub)
+    return parser
+
+
+def _run_flags(run: argparse.ArgumentParser) -> None:
+    """The flags of ``tandem run`` (and ``tandem sessions resume``), issue 16."""
     run.add_argument(
         "--repo", type=Path, default=Path.cwd(), help="repository folder (default: current)"
     )
     run.add_argument(
-        "--mode", choices=["read-only", "ask", "auto", "full"], default="ask", help="approval mode"
+        "--mode",
+        choices=["read-only", "ask", "auto", "full"],
+        default=None,
+        help="approval mode (default: the saved setting, else ask)",
     )
     run.add_argument(
-        "--model", help="model name, or scripted:SESSION.json to replay a session file"
+        "--model",
+        help="model name (default: the saved setting), or scripted:SESSION.json to replay "
+        "a session file",
     )
-    run.add_argument("--base-url", help="Responses API base URL (default: OPENAI_BASE_URL)")
+    run.add_argument(
+        "--base-url", help="Responses API base URL (default: the saved setting, else OPENAI_BASE_URL)"
+    )
     run.add_argument(
         "--max-turns", type=_positive, default=50, help="model round trips allowed (default 50)"
     )
     run.add_argument("--no-sandbox", action="store_true", help="run commands without bubblewrap")
-    _checkpoints_parser(sub)
-    return parser
+    run.add_argument(
+        "--verbose", action="store_true", help="print the context left after every turn"
+    )
+    run.add_argument(
+        "--yes", action="store_true", help="approve what would ask (not destructive commands)"
+    )
+    run.add_argument(
+        "--yes-destructive",
+        action="store_true",
+        help="approve destructive commands too (they are rejected without a terminal otherwise)",
+    )
+    run.add_argument(
+        "--json", action="store_true", help="JSONL events on stdout (the lines go to stderr)"
+    )
+    run.add_argument(
+        "--output-last-message", type=Path, metavar="FILE", help="write the final answer there"
+    )
+
+
+def _sessions_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``tandem sessions``: a subcommand group (``list``, ``show``, ``resume``; others add
+    theirs through :data:`SESSIONS_ACTIONS`)."""
+    sessions = sub.add_parser("sessions", help="list, show, resume journaled sessions")
+    what = sessions.add_subparsers(dest="action", required=True)
+    listing = what.add_parser("list", help="sessions of a repository, newest first")
+    listing.add_argument(
+        "--repo", type=Path, default=Path.cwd(), help="repository folder (default: current)"
+    )
+    listing.add_argument("--all", action="store_true", help="every repository's sessions")
+    show = what.add_parser("show", help="a session's transcript")
+    show.add_argument("id")
+    resume = what.add_parser(
+        "resume", help="continue a session: its pending approvals, or a new message"
+    )
+    resume.add_argument("id")
+    resume.add_argument("task", nargs="?", default="", help="the next message (optional)")
+    _run_flags(resume)
+    for extend in SESSIONS_ACTIONS:  # e.g. ``export`` (issue 16, Build item 3)
+        extend(what)
+
+
+#: Functions ``f(subparsers)`` adding more ``tandem sessions`` actions; their ``action`` name
+#: is dispatched to ``SESSIONS_HANDLERS[name](args) -> int``.
+SESSIONS_ACTIONS: list[Any] = []
+SESSIONS_HANDLERS: dict[str, Any] = {}
+
+
+def _headless_options(args: argparse.Namespace, task: str, resume: str | None = None) -> Any:
+    from .headless import HeadlessOptions
+
+    return HeadlessOptions(
+        args.repo,
+        task,
+        mode=args.mode,
+        model=args.model,
+        base_url=args.base_url,
+        max_turns=args.max_turns,
+        sandbox=False if args.no_sandbox else None,
+        verbose=args.verbose,
+        yes=args.yes,
+        yes_destructive=args.yes_destructive,
+        json=args.json,
+        output_last_message=args.output_last_message,
+        resume=resume,
+    )
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    """``tandem sessions list|show ID|resume ID [MESSAGE]`` (the window's journal)."""
+    from .run_cli.sessions_cmd import list_sessions, show_session
+
+    if args.action == "list":
+        return list_sessions(None if args.all else args.repo)
+    if args.action == "show":
+        return show_session(args.id)
+    if args.action == "resume":
+        from .headless import run_headless
+
+        return asyncio.run(run_headless(_headless_options(args, args.task, resume=args.id)))
+    return int(SESSIONS_HANDLERS[args.action](args))
 
 
 def _checkpoints_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -110,7 +211,7 @@ async def _checkpoints(args: argparse.Namespace) -> int:
             for cp in await store.list():
                 when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(cp.created_at))
                 extra = f" (restore of {cp.restored_to})" if cp.restored_to else ""
-                files = len(cp.files_touched)
+                files = cp.files_touched_count or len(cp.files_touched)
                 print(f"{cp.id}  {when}  {cp.kind}{extra}  {cp.label}  [{files} files]")
                 for path, size in cp.skipped:
                     print(f"    skipped (over the cap): {path} ({human_bytes(size)})")
@@ -247,22 +348,57 @@ def _main(argv: list[str]) -> int:
         if not args.task.strip():
             print("tandem run: the task is empty", file=sys.stderr)
             return 2
-        from .headless import HeadlessOptions, run_headless
+        from .headless import run_headless
 
-        options = HeadlessOptions(
-            args.repo,
-            args.task,
-            mode=args.mode,
-            model=args.model,
-            base_url=args.base_url,
-            max_turns=args.max_turns,
-            sandbox=not args.no_sandbox,
-        )
-        return asyncio.run(run_headless(options))
+        return asyncio.run(run_headless(_headless_options(args, args.task)))
+    if args.command == "sessions":
+        return _sessions(args)
+    if args.command == "replay":  # issue 16, Build item 3
+        from .replay import run_replay
+
+        return asyncio.run(run_replay(args.file, args.repo, mode=args.mode))
     if args.command == "checkpoints":
         return asyncio.run(_checkpoints(args))
     _parser().print_help()
     return 2
+
+
+def _replay_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``tandem replay FILE [--repo PATH]`` (issue 16, Build item 3; docs/record-replay.md)."""
+    replay = sub.add_parser(
+        "replay",
+        help="replay an exported session: recorded model answers, real tools, compared",
+    )
+    replay.add_argument("file", type=Path, help="the export (`tandem sessions export`)")
+    replay.add_argument(
+        "--repo",
+        type=Path,
+        default=None,
+        help="run the tools in this folder (default: a new checkout of the recorded state)",
+    )
+    replay.add_argument(
+        "--mode",
+        choices=["read-only", "ask", "auto", "full"],
+        default=None,
+        help="approval mode (default: the recorded one; a full-mode recording replays in auto)",
+    )
+
+
+def _export_parser(what: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``tandem sessions export ID -o FILE`` (issue 16, Build item 3)."""
+    export = what.add_parser("export", help="write a session to a replayable file")
+    export.add_argument("id")
+    export.add_argument("-o", "--output", type=Path, required=True, help="the file to write")
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .replay import export_command
+
+    return export_command(args.id, args.output)
+
+
+SESSIONS_ACTIONS.append(_export_parser)
+SESSIONS_HANDLERS["export"] = _export
 
 
 if __name__ == "__main__":

@@ -35,9 +35,13 @@ from core.tools.codex.events import (
 )
 from harnesses.editor import HunkDecision as EditorHunkDecision
 from harnesses.editor import Proposal, ReviewEvent, ReviewOutcome
+from harnesses.recording import export as recording_export
+from harnesses.recording import record as recording
+from harnesses.sessions.history import rebuild_history
 from harnesses.shell import ShellCommandFinished, ShellCommandStarted, ShellEvent, ShellOutputChunk
 from harnesses.workspace import Workspace
 
+from .context_session import ContextSession
 from .event_relay import EventRelay
 from .mcp_cards import mcp_call
 from .review_journal import (
@@ -46,11 +50,13 @@ from .review_journal import (
     landed_counts,
     pending_reviews,
     proposal_record,
+    review_problem,
 )
 from .views.approval_panel import ApprovalRequest
 from .views.diff_highlight import lexer_for_path
 from .views.diff_model import HunkDecision as DiffHunkDecision
 from .views.diff_model import Verdict
+from .views.terminal_model import BlockRecorder
 
 __all__ = ["Controller"]
 
@@ -102,6 +108,16 @@ class Controller(QObject):
     checkpointsChanged = Signal(object)
     checkpointDiffReady = Signal(str, str, str)
     modeChanged = Signal(str)
+    #: issue 16: the session was created in the journal at the first task (its id).
+    sessionCreated = Signal(str)
+    #: issue 16: a journaled terminal block to show again (a ``shell_block`` payload).
+    commandRestored = Signal(object)
+    #: issue 16: a model request is retried (``core.models.errors.RetryNotice``) / failed for
+    #: good (``core.models.errors.ModelErrorInfo``: the banner's Retry and Open Settings).
+    modelRetrying = Signal(object)
+    #: issue 16: a session was exported (the file's path)
+    sessionExported = Signal(str)
+    modelFailed = Signal(object)
 
     def __init__(
         self,
@@ -140,8 +156,16 @@ class Controller(QObject):
         self._unmatched: dict[str, str] = {}  # operation path -> proposal id (card not yet seen)
         self._closing = False
         self._reopened: set[str] = set()  # proposals put back from the journal
+        self._base_recorded: str | None = None  # the session whose recording_base is journaled
         self.workspace.executor.listener = self._on_shell_event
         self._unsubscribe_review = self.workspace.review_queue.add_listener(self._on_review_event)
+        #: Issue 14: the context meter, compactions, *Compact now* and *Undo compaction*.
+        self.context = ContextSession(self._journal, self.notice.emit)
+        #: issue 16: tokens of the session's earlier runs (input, output, total), from the
+        #: journal's ``usage`` events; the top bar adds the current run's.
+        self.usage_base = (0, 0, 0)
+        self._run_usage = (0, 0, 0)
+        self._blocks = BlockRecorder()  # issue 16: terminal blocks into the journal
 
     # -- state -------------------------------------------------------------------------------
     @property
@@ -166,7 +190,7 @@ class Controller(QObject):
         except Exception:
             logger.exception("journal append failed")
 
-    def _journal_state(self, state_json: str | None, status: str) -> None:
+    def _journal_state(self, state_json: str | dict[str, Any] | None, status: str) -> None:
         if self.journal is None or self.session_id is None:
             return
         try:
@@ -175,12 +199,37 @@ class Controller(QObject):
         except Exception:
             logger.exception("journal run-state save failed")
 
+    def _journal_claim(self) -> None:
+        """This process drives the session now (issue 16: a session whose process is gone
+        is "interrupted", see ``SessionJournal.owner_alive``)."""
+        if self.journal is None or self.session_id is None:
+            return
+        claim = getattr(self.journal, "claim_session", None)
+        if claim is None:
+            return
+        try:
+            claim(self.session_id)
+        except Exception:
+            logger.exception("journal: the session could not be claimed")
+
+    def new_session(self) -> None:
+        """Start afresh (the sessions list's *New*): the next task creates a session; the
+        conversation history is emptied. Ignored while a run goes on."""
+        if self.is_running:
+            self.notice.emit("A run is in progress; stop it first.", "warning")
+            return
+        self.session_id = None
+        self._history = []
+        self.usage_base = (0, 0, 0)
+        self.usageChanged.emit(0, 0, 0)
+
     def load_session(self, session_id: str) -> None:
         """Show a journaled session's transcript and continue it: its conversation history is
         restored and pending approvals (from the saved ``RunState``) are asked again."""
         self.session_id = session_id
         if self.journal is None:
             return
+        self.usage_base = (0, 0, 0)
         self._relay.replaying = True
         try:
             self._replay(session_id)
@@ -200,20 +249,33 @@ class Controller(QObject):
             self._relay.replaying = False
         for review in reviews:
             self._reopen_review(review)
+        self.usageChanged.emit(0, 0, 0)  # the top bar shows usage_base, the session's total
+        self._journal_claim()
         saved = self.journal.load_run_state(session_id)
         if saved:
             self._spawn(self._resume_saved(saved))
 
     def _replay(self, session_id: str) -> None:
         assert self.journal is not None
+        started: dict[str, float] = {}  # call id -> the journal time of its tool_called
+        deltas: list[tuple[str, dict[str, Any]]] = []  # the history, rebuilt once at the end
         for event in self.journal.events(session_id):
             payload = event.payload
-            if event.kind == "user_message":
+            _replay_timing(event, started, self._relay.replay_durations)
+            if event.kind == "shell_block":  # issue 16: the Terminal tab comes back
+                self.commandRestored.emit(payload)
+            elif event.kind == "usage":
+                self.usage_base = _add_usage(self.usage_base, payload)
+            elif event.kind == "user_message":
                 self.userMessage.emit(str(payload.get("text", "")))
-            elif event.kind == "history":
-                self._history = list(payload.get("items", []))
+            elif event.kind in ("history", "history_append"):
+                deltas.append((event.kind, payload))
+            elif self.context.replay(event.kind, payload):
+                pass
             elif event.kind in ("run_failed", "run_cancelled"):
                 self.notice.emit(f"(earlier) run {event.kind.removeprefix('run_')}", "info")
+            elif event.kind == "run_finished":  # the run's end: its items, never the whole
+                deltas.append((event.kind, payload))
             elif event.kind == "approval" and payload.get("decision") == "reject":
                 message = str(payload.get("message") or "")
                 summary = f"rejected by you: {message}" if message else "rejected by you"
@@ -233,6 +295,7 @@ class Controller(QObject):
             elif isinstance(payload.get("item"), dict):
                 parent = str(payload.get("parent", ""))
                 self._relay.show_item(event.kind, payload["item"], None, parent)
+        self._history = rebuild_history(deltas, self._history)
 
     async def _resume_saved(self, saved: str) -> None:
         try:
@@ -267,15 +330,53 @@ class Controller(QObject):
                 "A run is in progress; stop it first or wait for it to finish.", "warning"
             )
             return
+        if self.session_id is None and self.journal is not None:  # issue 16: made at the
+            try:  # first task and named from it, not at launch
+                self.session_id = self.journal.create_session(
+                    self.workspace.root, session_title(text)
+                )
+            except Exception:
+                logger.exception("journal: the session could not be created")
+            else:
+                self._journal_claim()
+                self.sessionCreated.emit(self.session_id)
         self.userMessage.emit(text)
         self._journal("user_message", {"text": text})
         run_input = [*self._history, {"content": text, "role": "user"}]
+        self._last_input = run_input  # issue 16: the retry banner's Retry sends it again
         self._task = self._spawn(self._run(run_input))
+
+    @Slot()
+    def retry(self) -> None:
+        """Run the last message again after a failed run (ignored while a run goes on)."""
+        run_input = getattr(self, "_last_input", None)
+        if run_input is not None and not self.is_running:
+            self._task = self._spawn(self._run(run_input))
+
+    def on_model_retry(self, notice: Any) -> None:
+        """A model request is retried after a pause: re-emitted as :attr:`modelRetrying`."""
+        self.modelRetrying.emit(notice)
 
     def resume(self, state: RunState) -> None:
         """Continue a saved run (pending approvals are asked again)."""
         if not self.is_running:
             self._task = self._spawn(self._run(state))
+
+    @Slot()
+    def compact_now(self) -> None:
+        """*Compact now* (Session menu, ``/compact``): compact the history before the next turn."""
+        if self.is_running or self.context.busy:
+            self.notice.emit("Compact now works between turns; wait for the run to end.", "info")
+            return
+        self._spawn(self.context.compact_now(self._agent, list(self._history), self._run_config))
+
+    @Slot()
+    def undo_compaction(self) -> None:
+        """Take back the latest compaction (before the next turn)."""
+        if self.is_running:
+            self.notice.emit("Undo compaction works between turns.", "info")
+            return
+        self.context.undo()
 
     @Slot()
     def stop(self) -> None:
@@ -389,7 +490,15 @@ class Controller(QObject):
     # -- the run -------------------------------------------------------------------------------
     async def _run(self, run_input: Any) -> None:
         self.runningChanged.emit(True)
+        if self.journal is not None and self.session_id is not None:  # issue 16: true state
+            try:
+                self.journal.set_status_nowait(self.session_id, "active")
+            except Exception:
+                logger.exception("journal: the session's state was not written")
         self.undoRestoreAvailable.emit(False)
+        base = len(self._history)  # the run's input starts with the history so far
+        context_snapshot = self.context.begin_run()
+        await self._record_base()  # issue 16 (record/replay): the state the session starts from
         try:
             state: Any = run_input
             while True:
@@ -397,26 +506,38 @@ class Controller(QObject):
                     self._agent,
                     state,
                     hooks=self.workspace.hooks(),
-                    run_config=self._run_config,
+                    run_config=self.context.run_config(self._run_config),
                     max_turns=self._max_turns,
                 )
                 self._relay.current = result
                 async for event in result.stream_events():
                     self._relay.on_event(event, result)
+                    self._record_response(event)
                 usage = result.context_wrapper.usage
                 self.usageChanged.emit(usage.input_tokens, usage.output_tokens, usage.total_tokens)
+                self._run_usage = (usage.input_tokens, usage.output_tokens, usage.total_tokens)
                 await self._refresh_checkpoints()
                 if not result.interruptions:
-                    self._history = result.to_input_list()
-                    self._journal("history", {"items": self._history})
-                    self._journal("run_finished", {"final_output": str(result.final_output)})
+                    # the run's end is a marker with what this run added (user message and
+                    # generated items), never the whole history (issue 15, Build item 3)
+                    added = result.to_input_list()[base:]
+                    self._history = [*self._history, *added]
+                    self.context.end_run(result)
+                    self._journal(
+                        "run_finished",
+                        {"final_output": str(result.final_output), "items": added},
+                    )
                     self._journal_state(None, "completed")
                     break
                 state = result.to_state()
-                self._journal_state(state.to_string(), "awaiting_approval")
+                # serialised off the GUI thread (the run is paused: nothing changes it now);
+                # text, so later changes to the state cannot reach the queued write
+                snapshot = await asyncio.to_thread(_state_text, state)
+                self._journal_state(snapshot, "awaiting_approval")
                 await self._ask(result.interruptions, state)
                 self._journal_state(None, "active")
         except asyncio.CancelledError:
+            self.context.abort_run(context_snapshot)
             current = self._relay.current
             if current is not None and hasattr(current, "cancel"):
                 current.cancel()  # the run's own task too: its tools and reviews end now
@@ -429,13 +550,84 @@ class Controller(QObject):
                 self._journal("run_cancelled", {})
                 self._journal_state(None, "cancelled")
         except Exception as exc:
+            self.context.abort_run(context_snapshot)
             logger.exception("run failed")
-            self.notice.emit(f"{type(exc).__name__}: {exc}", "error")
+            info = _failure_info(exc)  # issue 16: what to do, through core/models/errors.py
+            self.notice.emit(info.message if info else f"{type(exc).__name__}: {exc}", "error")
+            if info is not None:
+                self.modelFailed.emit(info)
             self._withdraw_all()
             self._journal("run_failed", {"error": f"{type(exc).__name__}: {exc}"})
             self._journal_state(None, "failed")
         finally:
+            if any(self._run_usage):  # issue 16: the session's tokens survive a reopen
+                names = ("input_tokens", "output_tokens", "total_tokens")
+                run_usage = dict(zip(names, self._run_usage, strict=True))
+                self._journal("usage", run_usage)
+                self.usage_base = _add_usage(self.usage_base, run_usage)
+                self._run_usage = (0, 0, 0)
             self.runningChanged.emit(False)
+
+    @Slot(str)
+    def export_session(self, path: str) -> None:
+        """Export the current session to ``path`` (File > Export session…, issue 16): written
+        off the GUI thread; the outcome is a notice (``docs/record-replay.md``)."""
+        self._spawn(self._export(Path(path)))
+
+    async def _export(self, path: Path) -> None:
+        journal, session_id = self.journal, self.session_id
+        if journal is None or session_id is None:
+            self.notice.emit("Nothing to export yet: send a task first.", "warning")
+            return
+
+        def write() -> Path:
+            journal.flush()
+            return recording_export.write_export(journal, session_id, path)
+
+        try:
+            written = await asyncio.to_thread(write)
+        except Exception as exc:  # RecordingError, a journal or disk failure
+            self.notice.emit(redact_text(f"Export failed: {exc}"), "error")
+            return
+        self.notice.emit(
+            f"Session exported to {written}. Replay it with `tandem replay {written}`.", "info"
+        )
+        self.sessionExported.emit(str(written))
+
+    async def _record_base(self) -> None:
+        """Journal ``recording_base`` (HEAD, dirty files as a patch, model, mode) once per
+        session, before its first run, so the session can be exported and replayed (issue 16,
+        record and replay; :mod:`harnesses.recording.record`). A failure is logged only."""
+        session_id = self.session_id
+        if self.journal is None or session_id is None or self._base_recorded == session_id:
+            return
+        self._base_recorded = session_id
+        journal = self.journal
+
+        def capture() -> dict[str, Any] | None:
+            if journal.events(session_id, kinds=[recording.RECORDING_BASE], last=1):
+                return None  # a reopened session keeps the state it started from
+            return recording.recording_base_payload(
+                self.workspace.root, model=self._agent.model, mode=str(self.workspace.mode)
+            )
+
+        try:
+            payload = await asyncio.to_thread(capture)
+        except Exception:
+            logger.exception("record/replay: the repository state could not be captured")
+            return
+        if payload is not None:
+            self._journal(recording.RECORDING_BASE, payload)
+
+    def _record_response(self, event: Any) -> None:
+        """Journal each model response (``model_response``: its output items and usage), the
+        turns an export replays (issue 16, record and replay)."""
+        data = getattr(event, "data", None)
+        if getattr(event, "type", "") != "raw_response_event" or data is None:
+            return
+        payload = recording.model_response_payload(data)
+        if payload is not None:
+            self._journal(recording.MODEL_RESPONSE, payload)
 
     async def _ask(self, items: list[ToolApprovalItem], state: RunState) -> None:
         loop = asyncio.get_running_loop()
@@ -480,7 +672,8 @@ class Controller(QObject):
             commands = [str(c) for c in raw.get("action", {}).get("commands", [])]
             body = "\n".join(commands)
             root = self.workspace.root
-            preview = _rule_preview(commands[0], root) if commands else None
+            # a rule is for one command: a call of several is answered once, never as a rule
+            preview = _rule_preview(commands[0], root) if len(commands) == 1 else None
             destructive = "destructive" in reason
             return ApprovalRequest(
                 item.call_id,
@@ -542,7 +735,7 @@ class Controller(QObject):
 
     def _always_allow(self, item: ToolApprovalItem) -> None:
         commands = item.raw_item.get("action", {}).get("commands", [])
-        if not commands:
+        if len(commands) != 1:  # the button is off for these; answered once, no rule
             return
         try:
             rule = suggest_rule(str(commands[0]), workspace=self.workspace.root)
@@ -568,6 +761,14 @@ class Controller(QObject):
         block_id = f"{event.call_id}:{event.command_index}"
         if isinstance(event, ShellCommandStarted):
             self._pids[block_id] = event.pid
+            self._blocks.start(
+                block_id,
+                event.command,
+                event.working_directory,
+                event.sandboxed,
+                "agent",
+                event.sandbox_unavailable,
+            )
             self.commandStarted.emit(
                 block_id,
                 event.command,
@@ -582,6 +783,7 @@ class Controller(QObject):
             redactor = self._redactors.get(key) or self._redactors.setdefault(key, StreamRedactor())
             text = redactor.feed(event.text)
             if text:
+                self._blocks.feed(block_id, event.stream, text)
                 self.commandOutput.emit(block_id, event.stream, text)
         elif isinstance(event, ShellCommandFinished):
             self._pids.pop(block_id, None)
@@ -589,9 +791,13 @@ class Controller(QObject):
                 redactor = self._redactors.pop((block_id, stream), None)
                 rest = redactor.flush() if redactor is not None else ""
                 if rest:
+                    self._blocks.feed(block_id, stream, rest)
                     self.commandOutput.emit(block_id, stream, rest)
             outcome = "timeout" if event.timed_out else "exit"
             self.commandFinished.emit(block_id, event.exit_code, outcome, event.duration_ms)
+            record = self._blocks.finish(block_id, event.exit_code, outcome, event.duration_ms)
+            if record is not None:
+                self._journal("shell_block", record)
 
     def _on_review_event(self, event: ReviewEvent) -> None:
         proposal: Proposal = event.proposal
@@ -663,6 +869,21 @@ class Controller(QObject):
         proposal = review.proposal
         if self.workspace.review_queue.get(proposal.id) is not None:
             return  # already pending
+        problem = review_problem(proposal)
+        if problem is not None:  # what would land is not what it shows: dropped (finding 10)
+            summary = f"not reopened: the journaled change {problem}"
+            self._journal("proposal_closed", {"id": proposal.id, "how": "dropped"})
+            if review.call_id:
+                self.toolUpdated.emit(review.call_id, "failed", None, summary[:160])
+                self._journal(
+                    "review_landed",
+                    {"call_id": review.call_id, "status": "failed", "summary": summary},
+                )
+            self.notice.emit(
+                f"A change to {proposal.path} from the session journal was dropped: {problem}.",
+                "warning",
+            )
+            return
         self._reopened.add(proposal.id)
         if review.call_id:
             self._review_calls[proposal.id] = review.call_id
@@ -702,8 +923,9 @@ class Controller(QObject):
             "Note from Tandem: the run was interrupted (Tandem closed) while your change to "
             f"{review.proposal.path} waited for review. The user has now reviewed it: {text}"
         )
-        self._history.append({"role": "user", "content": note})
-        self._journal("history", {"items": self._history})
+        item = {"role": "user", "content": note}
+        self._history.append(item)
+        self._journal("history_append", {"items": [item]})
         self.notice.emit(f"{text} The agent hears of it with your next message.", "info")
         await self._refresh_checkpoints()
 
@@ -868,6 +1090,45 @@ def _only_paths(diff_text: str, paths: list[str]) -> str:
     return "".join("diff --git " + s for s in kept) if kept else diff_text
 
 
+def session_title(task: str, limit: int = 60) -> str:
+    """A session's name from its first task (issue 16): the first non-empty line, spaces
+    collapsed, cut at a word to ``limit`` characters with an ellipsis."""
+    line = next((ln for ln in task.splitlines() if ln.strip()), "")
+    words = " ".join(line.split()) or "Untitled session"
+    if len(words) <= limit:
+        return words
+    cut = words[: limit - 1].rsplit(" ", 1)[0] if " " in words[: limit - 1] else words[: limit - 1]
+    return cut.rstrip(" ,.;:") + "…"
+
+
+def _add_usage(base: tuple[int, int, int], payload: Any) -> tuple[int, int, int]:
+    """``base`` plus a journaled ``usage`` payload (bad values count as 0)."""
+    names = ("input_tokens", "output_tokens", "total_tokens")
+    values = [payload.get(n) if isinstance(payload, dict) else 0 for n in names]
+    add = [v if isinstance(v, int) and v >= 0 else 0 for v in values]
+    return (base[0] + add[0], base[1] + add[1], base[2] + add[2])
+
+
+def _replay_timing(event: Any, started: dict[str, float], durations: dict[str, int]) -> None:
+    """Durations of replayed cards from the journal's timestamps: ``tool_called`` to its
+    ``tool_output`` (issue 16)."""
+    item = event.payload.get("item") if isinstance(event.payload, dict) else None
+    if not isinstance(item, dict):
+        return
+    call_id = str(item.get("call_id") or "")
+    if not call_id:
+        return
+    if event.kind == "tool_called":
+        started[call_id] = event.ts
+    elif event.kind == "tool_output" and call_id in started:
+        durations[call_id] = max(0, int((event.ts - started.pop(call_id)) * 1000))
+
+
+def _state_text(state: RunState) -> str:
+    """``state`` as compact JSON text (run in a worker thread: it can be megabytes)."""
+    return json.dumps(state.to_json(), ensure_ascii=False)
+
+
 def _rule_preview(command: str, workspace: Path | None = None) -> str | None:
     """What *Always allow* would add for ``command``, or ``None`` (the button is then off)
     when no rule can match it (a here-document, a comment, an unparsable line). A
@@ -886,3 +1147,15 @@ def _pretty_json(arguments: Any) -> str:
     except ValueError:
         return str(arguments)
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _failure_info(exc: BaseException) -> Any:
+    """A failed model request or a missing key as a ``ModelErrorInfo``; else ``None``."""
+    from core.errors import ModelProviderError
+    from core.models.errors import ModelErrorInfo, describe_model_error
+
+    if isinstance(exc, ModelProviderError):
+        return describe_model_error(exc)
+    if isinstance(exc, UserError) and "API key" in str(exc):
+        return ModelErrorInfo("auth", str(exc), open_settings=True)
+    return None

@@ -78,6 +78,9 @@ class EventRelay:
         self._root = root
         self.current: Any = None
         self.replaying = False
+        #: issue 16: call id -> duration (ms) measured from the journal's timestamps, shown
+        #: on replayed cards instead of none.
+        self.replay_durations: dict[str, int] = {}
         self.patch_call_id: str | None = None
         self.verdicts: dict[str, tuple[str, str]] = {}
         self.killed_by: dict[str, str] = {}
@@ -248,7 +251,7 @@ class EventRelay:
         call = self._calls.pop(call_id, None)
         duration = int((time.monotonic() - call.started) * 1000) if call else None
         if self.replaying:
-            duration = None
+            duration = self.replay_durations.pop(call_id, None)
         self._out.toolUpdated.emit(call_id, result.status, duration, result.summary)
         if result.body is not None and not result.body.is_empty():
             self._out.toolBody.emit(call_id, result.body)
@@ -324,8 +327,8 @@ class EventRelay:
         call_id = str(raw.get("call_id") or "")
         call = self._calls.pop(call_id, None)
         duration = int((time.monotonic() - call.started) * 1000) if call else None
-        if self.replaying:  # shown again from the journal: the original duration is unknown
-            duration = None
+        if self.replaying:  # shown again from the journal: timed by its events (issue 16)
+            duration = self.replay_durations.pop(call_id, None)
         if output is None:  # replayed: the wire item carries the output
             output = raw.get("output") if isinstance(raw.get("output"), str) else None
         status, summary = "completed", _short(str(output or ""), 160)

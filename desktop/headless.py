@@ -1,15 +1,19 @@
-"""``tandem run``: the same agent, tools and approval rules in a terminal (scripts and CI).
+"""``tandem run``: the window without the window (issue 16, Build item 2; docs/tandem-run.md).
 
-Approvals are asked on the terminal (``y`` allow once, ``a`` always allow for this run, ``n``
-reject with an optional message); without a terminal every request is rejected with a message
-the model sees, so a script never hangs. In *ask* mode each patch is shown as a unified diff
-and applied or rejected as a whole.
+It reads the window's settings (model, base URL, key, mode, rules, tools, MCP servers,
+AGENTS.md); flags override them. Approvals are asked on the terminal (``y`` allow once, ``a``
+always allow for this run, ``n`` reject with an optional message); ``--yes`` approves what
+would ask except destructive commands, which still ask on a terminal and are rejected without
+one unless ``--yes-destructive``. Without a terminal a request is rejected with a message the
+model sees, so a script never hangs. In *ask* mode each patch is reviewed hunk by hunk
+(:mod:`desktop.run_cli.review_tty`). Command output streams live. ``--json`` writes the JSONL
+events of :mod:`desktop.run_cli.events`. Runs are journaled like the window's
+(:mod:`desktop.run_cli.journaling`). Exit codes: :data:`EXIT_CODES`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import difflib
 import os
 import sys
 from collections.abc import Callable
@@ -19,33 +23,58 @@ from typing import Any, TextIO
 from core import (
     Agent,
     ModelProvider,
+    ModelProviderError,
     OpenAIProvider,
     RunConfig,
     RunItemStreamEvent,
     Runner,
+    RunState,
     ScriptedModel,
     UserError,
 )
-from core.policy import suggest_rule
+from core.context_window import ContextPolicy
 from core.redaction import redact_text, redacting
 from core.secret_handoff import handed_over
 from core.settings import Settings, load_settings
-from harnesses.checkpoints import retention_from_settings
-from harnesses.editor import ReviewOutcome
+from core.settings_check import check_base_url
+from harnesses.instructions import instructions_with_agents_md
 from harnesses.mcp import MCP_CONFIG, LocalMcpServers
+from harnesses.recording.record import (
+    MODEL_RESPONSE,
+    RECORDING_BASE,
+    model_response_payload,
+    recording_base_payload,
+)
+from harnesses.sessions import JournalError
 from harnesses.workspace import Workspace
 from resources import read_text
 
 from .agent_tools import hosted_tools
+from .context_lines import ContextPrinter
 from .delegates import codex_delegate
 from .mcp_lines import McpPrinter, trusted_project_servers
+from .run_cli.approvals import decide
+from .run_cli.events import EventWriter
+from .run_cli.journaling import RunJournal
+from .run_cli.reviews import on_review_event
+from .run_cli.setup import saved_rules, workspace_for
+from .run_cli.terminal import CliRun, prompt_tty
 from .subagents import explorer_tool
-from .transcript_text import nested_printer, print_item
+from .transcript_text import nested_printer
 from .views.ansi import strip_ansi
 
-__all__ = ["HeadlessOptions", "run_headless"]
+__all__ = ["EXIT_CODES", "HeadlessOptions", "run_headless"]
 
 Ask = Callable[[str], str]
+
+#: ``tandem run``'s exit codes (docs/tandem-run.md).
+EXIT_CODES = {
+    0: "done: the agent gave its final answer",
+    1: "failed: the model or a tool failed, or the run ended without an answer",
+    2: "usage: a bad flag, folder, setting or session id",
+    3: "stopped: an approval or a review was rejected (by you, or for lack of a terminal)",
+    130: "interrupted (Ctrl+C)",
+}
 
 
 class HeadlessOptions:
@@ -56,21 +85,37 @@ class HeadlessOptions:
         repo: Path,
         task: str,
         *,
-        mode: str = "ask",
+        mode: str | None = None,
         model: str | None = None,
         base_url: str | None = None,
         max_turns: int = 50,
-        sandbox: bool = True,
+        sandbox: bool | None = None,
         interactive: bool | None = None,
+        verbose: bool = False,
+        yes: bool = False,
+        yes_destructive: bool = False,
+        json: bool = False,
+        output_last_message: Path | None = None,
+        resume: str | None = None,
+        journal_path: Path | None = None,
+        answers: Any = None,
     ) -> None:
         self.repo = repo
         self.task = task
-        self.mode = mode
-        self.model = model
-        self.base_url = base_url
+        self.mode = mode  # None: the settings' approval mode
+        self.model = model  # None: the settings' model
+        self.base_url = base_url  # None: the settings' base URL, else OPENAI_BASE_URL
         self.max_turns = max_turns
-        self.sandbox = sandbox
+        self.sandbox = sandbox  # None: the settings' "sandbox enabled"
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
+        self.verbose = verbose  # print "context: N% left" after every turn (issue 14)
+        self.yes = yes  # approve what would ask (not destructive commands)
+        self.yes_destructive = yes_destructive  # approve destructive commands too
+        self.json = json  # JSONL events on stdout, the human lines on stderr
+        self.output_last_message = output_last_message
+        self.resume = resume  # a journaled session to continue
+        self.journal_path = journal_path  # None: the platform data dir (as the window)
+        self.answers = answers  # tandem replay: the recorded decisions (desktop/replay.py)
 
 
 def _settings(out: TextIO) -> Settings:
@@ -82,40 +127,77 @@ def _settings(out: TextIO) -> Settings:
         return Settings()
 
 
-def _model(options: HeadlessOptions) -> tuple[Any, ModelProvider | None]:
+def _model(
+    options: HeadlessOptions, settings: Settings | None = None
+) -> tuple[Any, ModelProvider | None]:
+    """The model and provider: flags first, then the saved settings, then the environment."""
+    settings = settings or Settings()
     if options.model and options.model.startswith("scripted:"):
         return ScriptedModel(options.model.removeprefix("scripted:")), None
+    saved_key = settings.api_key.get_secret_value() if settings.api_key else None
     provider = OpenAIProvider(
-        api_key=handed_over("OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY"),
-        base_url=options.base_url or os.environ.get("OPENAI_BASE_URL"),
+        api_key=saved_key or handed_over("OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY"),
+        # issue 16: the Settings dialog's validator (``localhost:1234`` is refused with the fix)
+        base_url=check_base_url(_base_url(options, settings)),
+        no_key_needed=settings.no_key_needed,
     )
-    return options.model, provider
+    return options.model or settings.model, provider
+
+
+def _base_url(options: HeadlessOptions, settings: Settings) -> str | None:
+    return options.base_url or settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
 
 
 async def run_headless(
-    options: HeadlessOptions, out: TextIO = sys.stdout, ask: Ask | None = None
+    options: HeadlessOptions,
+    out: TextIO = sys.stdout,
+    ask: Ask | None = None,
+    events_out: TextIO | None = None,
 ) -> int:
-    """Run the task; returns 0 on a final answer, 1 on a failure, 2 on a usage error."""
+    """Run the task; returns an exit code of :data:`EXIT_CODES`.
+
+    Args:
+        out: the human lines (with ``--json`` and no ``events_out``: the events go to ``out``
+            and the lines to stderr).
+        ask: reads one answer (default: stdin, the prompt on stderr).
+        events_out: where ``--json`` events go (tests).
+
+    Raises:
+        asyncio.CancelledError: Ctrl+C (``tandem`` then exits 130); the journal and the
+            ``session.ended`` event say ``interrupted`` first.
+    """
+    if options.json and events_out is None:
+        events_out, out = out, sys.stderr
     out = redacting(out)  # issue 11: nothing printed holds a known secret or a secret shape
+    events = EventWriter(events_out if options.json else None)
     if not options.repo.is_dir():
         print(f"tandem run: {options.repo} is not a folder", file=sys.stderr)
+        events.emit("error", message=f"{options.repo} is not a folder")
+        events.emit("session.ended", status="usage", exit_code=2)
         return 2
-    prompt = ask or input
+    prompt = ask or prompt_tty
     settings = _settings(out)
-    workspace = Workspace(
-        options.repo,
-        mode=options.mode,
-        sandbox_enabled=options.sandbox,
-        checkpoint_cap_bytes=settings.checkpoint_cap_bytes,
-        checkpoint_retention=retention_from_settings(settings),
+    try:
+        journal = RunJournal(options.journal_path)
+    except JournalError as exc:
+        print(f"tandem run: {exc}", file=sys.stderr)
+        return 2
+    run = CliRun(options, out, events, journal, prompt)
+    rules, rules_error = saved_rules(settings)
+    if rules_error:
+        print(f"tandem run: rules not loaded ({rules_error})", file=out)
+    workspace = workspace_for(  # the window's settings (desktop/app.py builds it the same way)
+        settings, options.repo, mode=options.mode, rules=rules, sandbox_enabled=options.sandbox
     )
-    workspace.executor.input_wait_s = settings.shell_input_wait_seconds or None
+    workspace.executor.listener = run.on_shell_event  # issue 16: output streams live
     unsubscribe = workspace.review_queue.add_listener(
-        lambda event: _review(event, workspace, options, out, prompt)
+        lambda event: on_review_event(event, workspace, run)
     )
     stop_services = workspace.services.add_listener(lambda service: _print_service(service, out))
     mcp = LocalMcpServers({}, workspace=workspace.root, mode=lambda: workspace.mode)
     mcp_printer = McpPrinter(mcp, out)
+    code, status = 1, "failed"
+    final_text: str | None = None
     try:
         project = await trusted_project_servers(
             workspace.root, interactive=options.interactive, prompt=prompt, out=out
@@ -127,7 +209,7 @@ async def run_headless(
             hidden_paths=list(settings.sandbox_hidden_paths),
             shown_paths=list(settings.sandbox_shown_paths),
         )
-        model, provider = _model(options)
+        model, provider = _model(options, settings)
         workspace.set_sandbox_paths(settings.sandbox_hidden_paths, settings.sandbox_shown_paths)
         tools: list[Any] = workspace.tools()
         codex = codex_delegate(
@@ -147,9 +229,17 @@ async def run_headless(
         if mcp.configs:
             await mcp.start()
             mcp_printer.print_states()
+        instructions = instructions_with_agents_md(  # issue 16: AGENTS.md, printed when read
+            read_text("prompts", "default_instructions.md"),
+            workspace.root,
+            cap_bytes=settings.agents_md_cap_bytes,
+            on_load=lambda loaded: [
+                print(f"instructions: {line}", file=out) for line in loaded.summary_lines()
+            ],
+        )
         agent = Agent(
             name="Tandem",
-            instructions=read_text("prompts", "default_instructions.md"),
+            instructions=instructions,
             model=model,
             tools=tools,
             mcp_servers=mcp.ready(),
@@ -159,13 +249,31 @@ async def run_headless(
             model_provider=provider,
             tool_not_found_behavior="return_error_to_model",
             malformed_tool_call_behavior="return_error_to_model",
+            auto_previous_response_id=settings.use_previous_response_id,
         )
+        context = ContextPrinter(out, verbose=options.verbose)  # issue 14
+        config.context_policy = ContextPolicy.from_settings(
+            settings, base_url=_base_url(options, settings), listener=context
+        )
+        state, base = await _first_input(options, run, agent, workspace.root)
+        model_name = "scripted" if isinstance(model, ScriptedModel) else str(model)
+        if not options.resume:  # issue 16 (record/replay): the state the session starts from
+            await _record_base(run, workspace, model_name)
         print(
-            f"tandem run in {workspace.root} (mode {workspace.mode}, sandbox {'on' if workspace.sandbox_available else 'off'})",
+            f"tandem run in {workspace.root} (mode {workspace.mode}, {_sandbox_label(workspace)})",
             file=out,
         )
         print(workspace.sandbox_summary().headline(), file=out)
-        state: Any = options.task
+        print(f"session {journal.session_id} (`tandem sessions show {journal.session_id}`)", file=out)
+        events.emit(
+            "session.started",
+            session_id=journal.session_id,
+            repo=str(workspace.root),
+            model=model_name,
+            mode=str(workspace.mode),
+            sandbox=workspace.sandbox_summary().mode,
+            resumed=bool(options.resume),
+        )
         while True:
             result = Runner.run_streamed(
                 agent,
@@ -175,115 +283,132 @@ async def run_headless(
                 max_turns=options.max_turns,
             )
             async for event in result.stream_events():
-                if isinstance(event, RunItemStreamEvent) and not mcp_printer.handle(event):
-                    print_item(event, out, shown_nested=shown)
+                if isinstance(event, RunItemStreamEvent):
+                    run.on_item(event, mcp, mcp_printer, shown)
+                elif (response := model_response_payload(getattr(event, "data", None))) is not None:
+                    run.journal.append(MODEL_RESPONSE, response)  # issue 16: a turn to export
+            usage = result.context_wrapper.usage
+            events.emit(
+                "turn.completed",
+                usage={
+                    "input_tokens": usage.input_tokens,
+                    "output_tokens": usage.output_tokens,
+                    "total_tokens": usage.total_tokens,
+                    "requests": usage.requests,
+                },
+            )
             if not result.interruptions:
+                context.print_final()
                 break
             state = result.to_state()
+            journal.state(state, "awaiting_approval")
+            run.paused = state
             for item in result.interruptions:
-                await _decide(item, state, workspace, options, out, prompt, mcp)
-        return 0 if result.final_output is not None else 1
+                await decide(item, state, workspace, run, mcp)
+            run.paused = None
+            journal.state(None, "active")
+        if result.final_output is not None:
+            final_text = str(result.final_output)
+            code, status = (3, "stopped") if run.rejected else (0, "done")
+            journal.append(
+                "run_finished",
+                {"final_output": final_text, "items": result.to_input_list()[base:]},
+            )
+            journal.state(None, "completed")
+        else:
+            journal.append("run_failed", {"error": "the run ended without a final answer"})
+            journal.state(None, "failed")
+        return code
+    except asyncio.CancelledError:  # Ctrl+C: journaled as the window's Stop, then 130
+        code, status = 130, "interrupted"
+        if run.paused is not None:  # stopped at an approval: it still waits (resume asks it)
+            journal.state(run.paused, "awaiting_approval")
+        else:
+            journal.append("run_cancelled", {})
+            journal.state(None, "cancelled")
+        raise
     except UserError as exc:
-        print(redact_text(f"tandem run: {exc}"), file=sys.stderr)
+        code, status = 2, "usage"
+        _failed(run, f"tandem run: {exc}", f"UserError: {exc}")
         return 2
+    except ModelProviderError as exc:  # issue 16: what to do (core/models/errors.py)
+        _failed(run, f"tandem run failed: {exc}", f"{type(exc).__name__}: {exc}")
+        return 1
     except Exception as exc:  # reported, not a traceback, for scripts
-        print(redact_text(f"tandem run failed: {type(exc).__name__}: {exc}"), file=sys.stderr)
+        text = f"{type(exc).__name__}: {exc}"
+        _failed(run, f"tandem run failed: {text}", text)
         return 1
     finally:
         unsubscribe()
+        workspace.executor.listener = None
         await mcp.aclose()
         await _stop_services(workspace, out)
         stop_services()
-
-
-async def _decide(
-    item: Any,
-    state: Any,
-    workspace: Workspace,
-    options: HeadlessOptions,
-    out: TextIO,
-    prompt: Ask,
-    mcp: LocalMcpServers | None = None,
-) -> None:
-    raw = item.raw_item if isinstance(item.raw_item, dict) else {}
-    local = mcp.describe_call(str(item.tool_name), str(item.arguments or "")) if mcp else None
-    if local is not None:  # issue 18: server, tool and the arguments pretty-printed
-        server, tool, pretty = local
-        print(f"\n[approval] MCP {server} > {tool}", file=out)
-        for line in pretty.splitlines():
-            print(f"  {strip_ansi(line)}", file=out)
-        print(f"  the MCP server {server!r} asks before this tool runs", file=out)
-        reason = ""
-    elif raw.get("type") == "mcp_approval_request":
-        reason = f"the MCP server {raw.get('server_label')!r} asks before each tool call"
-    else:
-        reason = workspace.reason_for(item.call_id) or "the tool asks for approval"
-    if local is None:
-        print(f"\n[approval] {item.tool_name}: {strip_ansi(str(item.arguments))}\n  {reason}", file=out)
-    pending = workspace.decisions.get(item.call_id)
-    if pending is not None and pending.decision.checkpoint_required:
-        found = await workspace.recoverability(pending.decision)
-        print(f"  checkpoint first: {found.summary()}", file=out)
-    if not options.interactive:
-        state.reject(
-            item, rejection_message="Not approved: tandem run is non-interactive; ask the user."
+        if final_text is not None and options.output_last_message is not None:
+            _write_last_message(options.output_last_message, final_text, out)
+        events.emit(
+            "session.ended",
+            session_id=journal.session_id,
+            status=status,
+            exit_code=code,
+            rejected=run.rejected,
+            final_message=final_text,
         )
-        print("  rejected (no terminal)", file=out)
+        journal.close()
+
+
+async def _record_base(run: CliRun, workspace: Workspace, model_name: str) -> None:
+    """Journal ``recording_base`` (HEAD, dirty patch, model, mode) so the session can be
+    exported and replayed (issue 16; :mod:`harnesses.recording.record`); a failure is
+    printed, never fatal."""
+    try:
+        payload = await asyncio.to_thread(
+            recording_base_payload, workspace.root, model=model_name, mode=str(workspace.mode)
+        )
+    except Exception as exc:
+        print(f"tandem run: the repository state was not recorded ({exc})", file=run.out)
         return
-    answer = (
-        (await asyncio.to_thread(prompt, "  allow once [y], always [a], reject [n]: "))
-        .strip()
-        .lower()
-    )
-    if answer in ("y", "yes"):
-        state.approve(item)
-    elif answer in ("a", "always"):
-        commands = [str(c) for c in item.raw_item.get("action", {}).get("commands", [])]
-        if commands:  # a narrow rule for this command, never the whole tool (guards stay on)
-            rule = suggest_rule(commands[0], workspace=workspace.root)
-            workspace.rules.append(rule)
-            print(f"  always allowing {rule.description} for this run", file=out)
-        state.approve(item)
-    else:
-        message = (await asyncio.to_thread(prompt, "  message to the model (optional): ")).strip()
-        state.reject(item, rejection_message=message or None)
+    run.journal.append(RECORDING_BASE, payload)
 
 
-def _review(
-    event: Any, workspace: Workspace, options: HeadlessOptions, out: TextIO, prompt: Ask
-) -> None:
-    if event.type != "submitted":
-        return
-    proposal = event.proposal
-    diff = difflib.unified_diff(
-        (proposal.old_text or "").splitlines(keepends=True),
-        (proposal.new_text or "").splitlines(keepends=True),
-        f"a/{proposal.path}",
-        f"b/{proposal.move_to or proposal.path}",
-    )
-    print(f"\n[review] {proposal.kind} {proposal.path}", file=out)
-    out.write("".join(diff))
-
-    async def answer() -> None:
-        if not options.interactive:
-            outcome = ReviewOutcome.reject_all(
-                "Not applied: tandem run is non-interactive in ask mode."
-            )
-        else:
-            reply = (await asyncio.to_thread(prompt, "  apply [y] / reject [n]: ")).strip().lower()
-            outcome = (
-                ReviewOutcome.accept_all(proposal)
-                if reply in ("y", "yes")
-                else ReviewOutcome.reject_all("Rejected by the user.")
-            )
-        workspace.review_queue.resolve(proposal.id, outcome)
-
-    task = asyncio.get_running_loop().create_task(answer())
-    _pending.add(task)
-    task.add_done_callback(_pending.discard)
+def _failed(run: CliRun, line: str, journaled: str) -> None:
+    print(redact_text(line), file=sys.stderr)
+    run.events.emit("error", message=line)
+    run.journal.append("run_failed", {"error": journaled})
+    run.journal.state(None, "failed")
 
 
-_pending: set[asyncio.Task[None]] = set()
+async def _first_input(
+    options: HeadlessOptions, run: CliRun, agent: Any, root: Path
+) -> tuple[Any, int]:
+    """The run's input and where its new items start: the task (a new session), the saved
+    run state (a resumed session that waited for approvals), or the history and the task.
+
+    Raises:
+        UserError: an unknown session id, or nothing to resume without a task.
+    """
+    if not options.resume:
+        run.journal.start(root, options.task)
+        run.journal.append("user_message", {"text": options.task})
+        return options.task, 0
+    try:
+        history, saved = run.journal.reopen(options.resume)
+    except JournalError as exc:
+        raise UserError(f"no session {options.resume!r} ({exc})") from exc
+    if saved and not options.task:
+        print("resuming: the session waited for approvals; asking again", file=run.out)
+        return await RunState.from_string(agent, saved), len(history)
+    if not options.task:
+        raise UserError("nothing to resume: the session does not wait; give a message")
+    run.journal.append("user_message", {"text": options.task})
+    return [*history, {"role": "user", "content": options.task}], len(history)
+
+
+def _write_last_message(path: Path, text: str, out: TextIO) -> None:
+    try:
+        path.write_text(redact_text(text) + "\n", encoding="utf-8")
+    except OSError as exc:
+        print(f"tandem run: cannot write {path}: {exc}", file=out)
 
 
 def _codex_settings(settings: Settings, options: HeadlessOptions) -> Settings:
@@ -318,7 +443,7 @@ def _print_codex(stream_event: Any, out: TextIO) -> None:
 
 def _sandbox_label(workspace: Workspace) -> str:
     if str(workspace.mode) == "full":
-        return "full access: commands run without sandbox or approval"
+        return "sandbox off: full access, commands run without sandbox or approval"
     if not workspace.sandbox_enabled:
         return "sandbox off"
     return "sandbox on" if workspace.sandbox_available else "sandbox unavailable (bwrap missing)"

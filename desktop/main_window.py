@@ -29,10 +29,12 @@ from .views.approval_panel import ApprovalPanel
 from .views.browser_placeholder import BrowserPlaceholder
 from .views.browser_view import BrowserView
 from .views.checkpoints_view import CheckpointInfo, CheckpointsView
+from .views.compaction_card import CompactionCard
 from .views.composer import Composer
 from .views.conversation_view import ConversationView
-from .views.diff_model import build_file_diff
 from .views.diff_view import DiffView
+from .views.instructions_view import InstructionsButton
+from .views.retry_banner import RetryBanner
 from .views.services_view import ServicesView
 from .views.sessions_list import SessionsList
 from .views.terminal_view import TerminalView
@@ -71,7 +73,12 @@ class MainWindow(QMainWindow):
         self.conversation = ConversationView()
         self.approvals = ApprovalPanel()
         self.composer = Composer()
+        self.retry_banner = RetryBanner()  # issue 16: retrying in N s, Retry, Open Settings
+        self.instructions = InstructionsButton()  # issue 16: the AGENTS.md files loaded
+        self.instructions.setFixedHeight(self.top_bar.mode_badge.minimumHeight())
+        self.top_bar.layout().insertWidget(3, self.instructions)
         self.diff_view = DiffView()
+        self.diff_view.set_split_min_columns(getattr(settings, "diff_split_min_columns", 60))
         self.terminal = TerminalView()
         self.browser: BrowserView | BrowserPlaceholder = (
             BrowserView(browser_session) if browser_session is not None else BrowserPlaceholder()
@@ -99,6 +106,7 @@ class MainWindow(QMainWindow):
         column.setSpacing(6)
         column.addWidget(self.conversation, 1)
         column.addWidget(self.approvals)
+        column.addWidget(self.retry_banner)
         column.addWidget(self.composer)
 
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -137,6 +145,7 @@ class MainWindow(QMainWindow):
         #: The "quit during a run?" question while it is shown (window-modal, never blocking).
         self.close_question: QMessageBox | None = None
         self._notifier = Notifier(self)
+        self._compaction_cards: dict[float, CompactionCard] = {}  # by record.created_at
         self._build_menus()
         self._connect_signals()
 
@@ -207,6 +216,7 @@ class MainWindow(QMainWindow):
             self._action(
                 recent, str(folder), None, lambda _=False, f=folder: self._open_path(Path(f))
             )
+        self._action(file, "&Export session…", None, self._export_session)  # issue 16
         file.addSeparator()
         self._action(file, "&Settings…", "Ctrl+,", self.show_settings)
         self._action(file, "&Quit", "Ctrl+Q", self.close)
@@ -214,6 +224,14 @@ class MainWindow(QMainWindow):
         self._action(session, "&Send task", "Ctrl+Return", self.composer.submit)
         self._action(session, "&Stop run", "Ctrl+.", self.controller.stop)
         self._action(session, "&Refresh checkpoints", "Ctrl+R", self.controller.refresh_checkpoints)
+        session.addSeparator()  # issue 14: the context window
+        self.compact_action = self._action(
+            session, "&Compact now", "Ctrl+Shift+K", self.controller.compact_now
+        )
+        self.undo_compaction_action = self._action(
+            session, "&Undo compaction", None, self.controller.undo_compaction
+        )
+        self.undo_compaction_action.setEnabled(False)
         view = bar.addMenu("&View")
         for index, name in enumerate(_TABS):
             self._action(
@@ -223,6 +241,27 @@ class MainWindow(QMainWindow):
                 lambda _=False, i=index: self.tabs.setCurrentIndex(i),
             )
         self._action(view, "Focus composer", "Ctrl+L", lambda: self.composer.setFocus())
+
+    # -- compactions (issue 14) -----------------------------------------------------------------
+    def _add_compaction_card(self, record: Any) -> None:
+        for card in self._compaction_cards.values():
+            card.set_undoable(False)
+        card = CompactionCard(record)
+        card.set_undoable(self.controller.context.undoable)
+        card.undoRequested.connect(self.controller.undo_compaction)
+        self._compaction_cards[record.created_at] = card
+        self.conversation.add_entry(card)
+
+    def _compaction_undone(self, record: Any) -> None:
+        card = self._compaction_cards.get(record.created_at)
+        if card is not None:
+            card.set_undone()
+
+    def _set_undo_compaction(self, available: bool) -> None:
+        self.undo_compaction_action.setEnabled(available)
+        latest = list(self._compaction_cards.values())[-1:]
+        for card in latest:
+            card.set_undoable(available)
 
     # -- wiring --------------------------------------------------------------------------------
     def _connect_signals(self) -> None:
@@ -242,13 +281,27 @@ class MainWindow(QMainWindow):
         c.nestedEntry.connect(self.conversation.adopt)
         c.notice.connect(self.conversation.add_notice)
         c.toolStarted.connect(self._follow_tool)
+        c.modelRetrying.connect(self.retry_banner.show_retry)  # issue 16
+        c.modelFailed.connect(self.retry_banner.show_failure)
+        c.runningChanged.connect(self.retry_banner.running_changed)
+        c.assistantDelta.connect(self.retry_banner.progress)
+        c.toolStarted.connect(self.retry_banner.progress)
+        self.retry_banner.retryRequested.connect(c.retry)
+        self.retry_banner.settingsRequested.connect(self.show_settings)
         if isinstance(self.browser, BrowserView):
             browser = self.browser.session
             c.toolStarted.connect(browser.on_tool_started)
             c.toolUpdated.connect(browser.on_tool_updated)
             c.runningChanged.connect(browser.set_agent_running)
             browser.notice.connect(self.conversation.add_notice)
-        c.usageChanged.connect(self.top_bar.set_usage)
+        c.usageChanged.connect(  # issue 16: the session's earlier runs (journal) plus this one
+            lambda i, o, t: self._show_usage(getattr(c, "usage_base", (0, 0, 0)), (i, o, t))
+        )
+        self.composer.compactRequested.connect(c.compact_now)  # issue 14
+        c.context.reportChanged.connect(self.top_bar.set_context)
+        c.context.compacted.connect(self._add_compaction_card)
+        c.context.compactionUndone.connect(self._compaction_undone)
+        c.context.undoAvailable.connect(self._set_undo_compaction)
         c.modeChanged.connect(self.top_bar.set_mode)
         self.top_bar.modeChangeRequested.connect(c.set_mode)
         self.top_bar.settingsRequested.connect(self.show_settings_safety)
@@ -270,6 +323,8 @@ class MainWindow(QMainWindow):
         c.commandStarted.connect(self.terminal.on_command_started)
         c.commandOutput.connect(self.terminal.on_output)
         c.commandFinished.connect(self.terminal.on_command_finished)
+        if hasattr(c, "commandRestored"):  # issue 16: a reopened session's terminal blocks
+            c.commandRestored.connect(self.terminal.restore_block)
         self.terminal.killRequested.connect(c.kill_command)
 
         c.checkpointsChanged.connect(self._show_checkpoints)
@@ -279,6 +334,10 @@ class MainWindow(QMainWindow):
         self.checkpoints.undoRestoreRequested.connect(c.undo_restore)
 
     # -- slots -----------------------------------------------------------------------------------
+    def _show_usage(self, base: Any, run: tuple[int, int, int]) -> None:
+        """The session's tokens: earlier runs (``base``, from the journal) plus this run's."""
+        self.top_bar.set_usage(*(int(a) + b for a, b in zip(base, run, strict=True)))
+
     def _follow_tool(self, call_id: str, kind: str, title: str, detail: str) -> None:
         """Bring the browser forward when the agent starts using it (the user watches live)."""
         if kind == "computer" and isinstance(self.browser, BrowserView):
@@ -297,11 +356,17 @@ class MainWindow(QMainWindow):
     def _show_proposal(self, proposal: Any) -> None:
         old = proposal.old_text
         new = None if proposal.kind == "delete" else proposal.new_text
-        diff = build_file_diff(proposal.move_to or proposal.path, old, new, proposal_id=proposal.id)
-        self._proposals[proposal.id] = diff
         self.diff_view.set_read_only(False)
         self.diff_view.set_files(list(self._proposals.values()))
-        self.diff_view.show_file(diff.path)
+        # shown at once; the hunks (the proposal's own) stream in from a worker thread
+        diff = self.diff_view.stream_file(
+            proposal.move_to or proposal.path,
+            old,
+            new,
+            proposal_id=proposal.id,
+            hunks=proposal.hunks or None,
+        )
+        self._proposals[proposal.id] = diff
         restored = self._restored_decisions.pop(proposal.id, None)
         if restored:
             self.diff_view.restore_decisions(diff.path, restored)
@@ -341,7 +406,13 @@ class MainWindow(QMainWindow):
 
     def _show_checkpoints(self, checkpoints: list[Any]) -> None:
         infos = [
-            CheckpointInfo(cp.id, cp.created_at, cp.turn, cp.label, len(cp.files_touched or ()))
+            CheckpointInfo(
+                cp.id,
+                cp.created_at,
+                cp.turn,
+                cp.label,
+                getattr(cp, "files_touched_count", 0) or len(cp.files_touched or ()),
+            )
             for cp in checkpoints
         ]
         self.checkpoints.set_checkpoints(infos)
@@ -361,6 +432,18 @@ class MainWindow(QMainWindow):
         dialog = QFileDialog(self, "Open a repository folder", str(self.controller.workspace.root))
         dialog.setFileMode(QFileDialog.FileMode.Directory)
         dialog.fileSelected.connect(lambda path: self._open_path(Path(path)))
+        dialog.open()
+
+    def _export_session(self) -> None:
+        """File > Export session… (issue 16, record and replay): a non-modal save dialog;
+        the controller writes the file off the GUI thread (docs/record-replay.md)."""
+        sid = self.controller.session_id or "session"
+        start = self.controller.workspace.root / f"tandem-session-{sid[:8]}.json"
+        dialog = QFileDialog(self, "Export session", str(start), "Session files (*.json)")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setDefaultSuffix("json")
+        dialog.fileSelected.connect(self.controller.export_session)
+        self.export_dialog = dialog  # tests answer it
         dialog.open()
 
     def _open_path(self, path: Path) -> None:
@@ -408,4 +491,5 @@ class MainWindow(QMainWindow):
             self.conversation.add_notice(f"Settings not saved: {exc}", "error")
         self.controller.set_mode(str(settings.approval_mode))
         self.top_bar.set_model(settings.model)
+        self.diff_view.set_split_min_columns(getattr(settings, "diff_split_min_columns", 60))
         self.settingsChanged.emit(settings)

@@ -10,6 +10,10 @@ it. So that a crash, a kill or a quit loses nothing the user was reviewing (issu
 - ``review_decision``: one hunk's verdict, edit or comment, as the user makes it;
 - ``proposal_closed``: answered, withdrawn (a stopped run) or landed after a restart.
 
+A record is only data on disk: before one is reopened, :func:`review_problem` checks that
+its hunks are the ones its old and new text give (and its old text the file it was made
+from), so what lands is what the Diff tab shows (red-team finding 10).
+
 Pure data: no Qt, no event loop.
 """
 
@@ -21,7 +25,8 @@ from typing import Any
 
 from core.tools.editor import ApplyPatchOperation
 from core.tools.patch_envelope import EnvelopeOperation
-from harnesses.editor import Hunk, Proposal
+from harnesses.editor import Hunk, Proposal, compute_hunks
+from harnesses.editor.git_editor import fingerprint
 
 from .views.diff_model import line_counts
 
@@ -32,6 +37,7 @@ __all__ = [
     "pending_reviews",
     "proposal_from_record",
     "proposal_record",
+    "review_problem",
 ]
 
 
@@ -127,6 +133,39 @@ def proposal_from_record(record: Mapping[str, Any]) -> Proposal:
         base_fingerprint=record.get("base_fingerprint"),
         notes=tuple(str(n) for n in record.get("notes") or ()),
     )
+
+
+def review_problem(proposal: Proposal) -> str | None:
+    """Why a journaled proposal must not be reopened, or ``None`` when it is consistent.
+
+    The Diff tab shows ``proposal.hunks``; accepting them all writes ``new_text`` (and a
+    deletion removes the file). So the hunks must be exactly
+    :func:`~harnesses.editor.compute_hunks` of ``old_text`` → ``new_text`` (as the editor
+    made them), a deletion has no new text and the rest have one, a creation has no old
+    text, and the old text of an update is the file the fingerprint names (sha256 of its
+    UTF-8 bytes).
+
+    Returns:
+        A short reason ("its hunks do not match its text"), for the notice.
+    """
+    kind = proposal.kind
+    if kind not in ("create_file", "update_file", "delete_file"):
+        return f"unknown operation {kind!r}"
+    if (kind == "delete_file") != (proposal.new_text is None):
+        return "its new text does not match its operation"
+    if kind == "create_file" and (proposal.old_text is not None or proposal.base_fingerprint):
+        return "a new file's record names old content"
+    if kind == "update_file":
+        old = proposal.old_text
+        if old is None:
+            return "an update's record has no old text"
+        data = old.encode("utf-8", "surrogateescape")
+        if fingerprint(data) != proposal.base_fingerprint:
+            return "its old text is not the file it was made from"
+    expected = compute_hunks(proposal.old_text or "", proposal.new_text or "")
+    if tuple(expected) != tuple(proposal.hunks):
+        return "its hunks do not match its text, so what it shows is not what would land"
+    return None
 
 
 def decision_record(proposal_id: str, hunk_id: int, decision: Any) -> dict[str, Any]:

@@ -13,18 +13,20 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from core import ApplyPatchTool, RunContextWrapper, RunHooks, ShellTool
 from core.items import ModelResponse, ToolApprovalItem
 from core.policy import ApprovalMode, Decision, Rule, coerce_mode, decide_command, decide_patch
+from core.policy.destructive_paths import Places
 from core.policy.modes import strictest
 from core.tools.local import ApprovalDecision
 from core.tools.shell import (
     ShellActionRequest,
+    ShellCallOutcome,
     ShellCommandOutput,
     ShellCommandRequest,
     ShellResult,
@@ -47,7 +49,13 @@ from .shell.sandbox import SandboxMode, SandboxSummary, describe_sandbox
 from .shell.secret_paths import plan_hidden
 from .spawn import ServiceRegistry
 
-__all__ = ["PendingDecision", "Workspace", "WorkspaceHooks"]
+__all__ = [
+    "PendingDecision",
+    "ShellCallDecision",
+    "Workspace",
+    "WorkspaceHooks",
+    "merge_decisions",
+]
 
 logger = logging.getLogger("harnesses")
 
@@ -60,6 +68,88 @@ _SANDBOX = {"read-only": "read-only", "workspace-write": "workspace-write", "non
 #: Seconds the secret-path list given to the policy is reused (a secret created meanwhile,
 #: e.g. by ``aws configure``, is judged from the next refresh on).
 SECRET_PATHS_TTL_S = 5.0
+#: Exit code of a command Tandem did not run (as the executor reports one it could not start).
+_NOT_RUN_EXIT_CODE = 127
+
+
+@dataclass(frozen=True, slots=True)
+class ShellCallDecision(Decision):
+    """The policy's verdict on a whole ``shell_call`` (every command of its ``commands``).
+
+    A :class:`~core.policy.Decision` merged over the call's commands (red-team finding 4):
+    ``action`` is the strictest, ``reason`` names a destructive command first,
+    ``checkpoint_required`` and ``removes_unknown`` are set when any command's are,
+    ``removes``/``refs`` are the union and ``git_clean`` lists every clean, in order.
+
+    Attributes:
+        git_clean_cwds: the directory each ``git_clean`` entry runs in (absolute), ``None``
+            when it is only known at run time (``cd $X``, two candidate directories), so the
+            checkpoint's ``git clean -n`` runs where the command will (``cd src && git
+            clean -fdX ..``, ``git -C src clean -fdX ..``).
+    """
+
+    git_clean_cwds: tuple[str | None, ...] = ()
+
+
+def _destructive(decision: Decision) -> bool:
+    """Whether the guard found something in ``decision`` that can lose work."""
+    return any(j.destructive is not None for j in decision.segments)
+
+
+def _clean_cwds(decision: Decision, root: Path) -> tuple[str | None, ...]:
+    """Where each ``git clean`` of one command line runs: ``cd``/``pushd``/``popd`` and
+    ``git -C``/``env -C`` replayed over its segments as the guard judged them
+    (``core.policy.destructive.judge_line``); ``None`` for a directory with more than one
+    candidate or only known at run time."""
+    base = Places.start(root)
+    found: list[str | None] = []
+    for judged in decision.segments:
+        seg = judged.segment
+        if seg is None:
+            continue
+        if judged.harm is not None and judged.harm.git_clean is not None:
+            places = base.moved(seg.chdir).moved(seg.git_cwd)
+            found.append(places.cwds[0] if len(places.cwds) == 1 else None)
+        if seg.program in ("cd", "pushd"):
+            ops = [w for w in seg.words[1:] if not w.startswith("-")]
+            base.cd(ops[0] if ops else None, certain=seg.certain)
+        elif seg.program == "popd":
+            base.cd(None, certain=False)
+    if len(found) != len(decision.git_clean):  # a clean the replay cannot place: widest
+        return (None,) * len(decision.git_clean)
+    return tuple(found)
+
+
+def merge_decisions(decisions: Sequence[Decision], root: Path) -> ShellCallDecision:
+    """One decision for a ``shell_call`` from its commands' decisions (in command order;
+    each command starts in ``root``, as the executor runs them).
+
+    Raises:
+        ValueError: ``decisions`` is empty.
+    """
+    if not decisions:
+        raise ValueError("a shell_call has at least one command")
+    worst = strictest([d.action for d in decisions])
+    picked = [d for d in decisions if d.action == worst]
+    main = next((d for d in picked if _destructive(d)), picked[0])
+    reason = main.reason
+    if not _destructive(main):
+        other = next((d for d in decisions if _destructive(d)), None)
+        if other is not None:  # the destructive command is named first, whatever decided
+            reason = f"{other.reason}; {main.reason}"
+    base = {f.name: getattr(main, f.name) for f in fields(Decision)}
+    base.update(
+        action=worst,
+        reason=reason,
+        segments=tuple(j for d in decisions for j in d.segments),
+        checkpoint_required=worst != "deny" and any(d.checkpoint_required for d in decisions),
+        removes=tuple(dict.fromkeys(p for d in decisions for p in d.removes)),
+        removes_unknown=any(d.removes_unknown for d in decisions),
+        git_clean=tuple(c for d in decisions for c in d.git_clean),
+        refs=tuple(dict.fromkeys(r for d in decisions for r in d.refs)),
+    )
+    cwds = tuple(c for d in decisions for c in _clean_cwds(d, root))
+    return ShellCallDecision(**base, git_clean_cwds=cwds)
 
 
 @dataclass(slots=True)
@@ -87,6 +177,7 @@ def _removal(decision: Decision | None) -> dict[str, Any]:
         "removes": tuple(getattr(decision, "removes", ()) or ()),
         "removes_unknown": bool(getattr(decision, "removes_unknown", False)),
         "git_clean": tuple(getattr(decision, "git_clean", ()) or ()),
+        "git_clean_cwds": tuple(getattr(decision, "git_clean_cwds", ()) or ()),
     }
 
 
@@ -166,7 +257,12 @@ class Workspace:
             cap_bytes=checkpoint_cap_bytes,
             retention=checkpoint_retention,
         )
-        self.editor = GitAwareEditor(self.root, mode="review", queue=self.review_queue)
+        self.editor = GitAwareEditor(
+            self.root,
+            mode="review",
+            queue=self.review_queue,
+            before_overwrite=self._hold_before_write,
+        )
         self.decisions: dict[str, PendingDecision] = {}
         self.last_checkpoint: Checkpoint | None = None
         self._secret_paths: tuple[Path, ...] = ()
@@ -266,15 +362,59 @@ class Workspace:
             return None
         return self.last_checkpoint
 
+    async def _hold_before_write(self, paths: list[str]) -> str | None:
+        """Before apply_patch deletes or rewrites ``paths``: checkpoint the ones the latest
+        checkpoint does not hold as they are (ignored files, files created or changed
+        since), so a restore brings them back (red-team finding 8).
+
+        Returns:
+            ``None`` to let the write land; the model-visible refusal when the checkpoint
+            failed, or (unreviewed, *auto*/*full*) when the cap left the file out of it.
+        """
+        try:
+            unheld = await self.checkpoints.unheld(paths)
+        except Exception:
+            logger.warning("cannot tell whether %s is checkpointed", paths, exc_info=True)
+            unheld = list(paths)
+        if not unheld:
+            return None
+        try:
+            made = await self.checkpoints.create(f"before apply_patch {unheld[0]}", removes=unheld)
+        except Exception as exc:
+            logger.warning("checkpoint before apply_patch failed", exc_info=True)
+            return (
+                f"Refused {unheld[0]}: the checkpoint that must hold it before it is deleted "
+                f"or rewritten failed ({_short_error(exc)}). Nothing was written."
+            )
+        self.last_checkpoint = made
+        over = [rel for rel, _ in made.skipped if rel in set(unheld)]
+        if over and self._mode != ApprovalMode.ASK:
+            return (
+                f"Refused {over[0]}: it is larger than the checkpoint size cap, so deleting "
+                "or rewriting it without review could not be undone. Nothing was written; "
+                "ask the user to make this change."
+            )
+        return None
+
     async def recoverability(self, decision: Decision) -> Recoverability:
         """What the checkpoint before ``decision``'s command would make recoverable, for the
         approval prompt (``.summary()``: "2 ignored files, 1.3 GB, are over the cap and will
-        not be recoverable")."""
-        return await self.checkpoints.recoverability(**_removal(decision))
+        not be recoverable").
+
+        Never raises: when it cannot be told (git failing, a damaged repository), the
+        result's ``unknown`` says why, and the command still runs only after its checkpoint
+        succeeds (:meth:`_execute`)."""
+        try:
+            return await self.checkpoints.recoverability(**_removal(decision))
+        except Exception as exc:
+            logger.warning("recoverability check failed", exc_info=True)
+            return Recoverability(covered=(), lost=(), unknown=_short_error(exc))
 
     # -- shell -------------------------------------------------------------------------------
-    def decide_commands(self, commands: list[str]) -> Decision:
-        """The strictest policy decision over a call's commands, judged with the environment
+    def decide_commands(self, commands: list[str]) -> ShellCallDecision:
+        """The policy decision over a call's commands (:func:`merge_decisions`: the
+        strictest action, the destructive command's reason first, what every command
+        removes, each clean with its directory), each judged with the environment
         the executor gives them (``executor.command_env``: no ``CDPATH``, ``OLDPWD``,
         secrets…; sandboxed unless full access or no sandbox, as :meth:`_execute` runs
         them), so ``$NAME`` and ``cd`` expand as they will run."""
@@ -293,11 +433,7 @@ class Workspace:
             )
             for c in commands
         ]
-        worst = strictest([d.action for d in decisions])
-        for decision in decisions:
-            if decision.action == worst:
-                return decision
-        return decisions[0]
+        return merge_decisions(decisions, self.root)
 
     async def _shell_needs_approval(
         self, ctx: RunContextWrapper[Any], action: ShellActionRequest, call_id: str
@@ -328,7 +464,19 @@ class Workspace:
         elif self.sandbox_enabled and self._mode == ApprovalMode.ASK and self.sandbox_available:
             sandbox = "workspace-write"  # approved commands still run confined to the workspace
         if decision.checkpoint_required:
-            await self.checkpoint("before destructive command", decision=decision)
+            try:
+                self.last_checkpoint = await self.checkpoints.create(
+                    "before destructive command", **_removal(decision)
+                )
+            except Exception as exc:  # never run a destructive command unprotected (finding 5)
+                logger.warning("checkpoint before a destructive command failed", exc_info=True)
+                return _not_run(
+                    request.data.action.commands,
+                    "Tandem did not run this command: it can destroy work, and the checkpoint "
+                    f"that must come before it failed ({_short_error(exc)}), so what it "
+                    "destroys could not be restored. Nothing was run. Tell the user; do not "
+                    "retry it in another form.",
+                )
         self.executor.sandbox = sandbox  # type: ignore[assignment]
         return await self.executor(request)
 
@@ -419,3 +567,25 @@ class Workspace:
         """Why the call needs a decision (for the approval prompt), if known."""
         pending = self.decisions.get(call_id)
         return pending.decision.reason if pending else None
+
+
+def _short_error(exc: BaseException) -> str:
+    """One line naming ``exc`` (at most 200 characters), for a model-visible message."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _not_run(commands: Sequence[str], message: str) -> ShellResult:
+    """A ``shell_call`` result for commands Tandem refused to start: ``message`` on stderr
+    of each, exit code 127 (as the executor reports a command it could not start)."""
+    return ShellResult(
+        output=[
+            ShellCommandOutput(
+                stderr=message,
+                outcome=ShellCallOutcome(type="exit", exit_code=_NOT_RUN_EXIT_CODE),
+                command=command,
+                provider_data={"not_run": "checkpoint failed"},
+            )
+            for command in commands
+        ]
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["TokenEstimator", "raw_size"]
+__all__ = ["TokenEstimator", "raw_of", "raw_size"]
 
 try:  # optional: a better local figure when the user has it
     import tiktoken as _tiktoken  # type: ignore[import-not-found,unused-ignore]
@@ -36,6 +36,14 @@ def raw_size(value: Any) -> int:
     if _ENCODING is not None:
         return len(_ENCODING.encode(text, disallowed_special=()))
     return (len(text.encode()) + 3) // 4
+
+
+def raw_of(encoded: bytes, value: Any) -> int:
+    """:func:`raw_size` of ``value`` whose compact JSON is ``encoded`` (no second
+    serialisation with the bytes/4 method)."""
+    if _ENCODING is None:
+        return (len(encoded) + 3) // 4
+    return raw_size(value)
 
 
 class TokenEstimator:

@@ -92,6 +92,12 @@ class InputHistory:
         for item in items:
             self.append(item)
 
+    def adopt(self, source: InputHistory, start: int = 0, stop: int | None = None) -> None:
+        """Append ``source``'s items ``[start:stop]`` with their cached bytes (no serialisation:
+        e.g. a compacted request history taking the unchanged items of the full one)."""
+        self.items.extend(source.items[start:stop])
+        self._encoded.extend(source._encoded[start:stop])
+
     def replace(self, start: int, stop: int, items: Iterable[dict[str, Any]] = ()) -> None:
         """Swap ``items[start:stop]`` for ``items`` (compaction: drop or summarise a range).
 

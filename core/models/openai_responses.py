@@ -23,6 +23,7 @@ from ..items import ModelResponse
 from ..model_settings import get_default_model_settings
 from ..redaction import redact_text
 from ..secret_handoff import env_value
+from .errors import RetryListener, RetryNotice, describe_model_error, provider_error
 from .history import dumps_item, join_body
 from .interface import Model, ModelRequest
 from .provider import DEFAULT_MODEL, OpenAIProvider
@@ -44,6 +45,7 @@ _SETTINGS_PASSTHROUGH = (
     "reasoning",
     "prompt_cache_key",
     "parallel_tool_calls",
+    "context_management",
 )
 
 
@@ -133,6 +135,8 @@ class OpenAIResponsesModel(Model):
             any run-config overrides. :class:`OpenAIProvider` sets it for the models it
             resolves by name; a model object passed directly sends the settings as they are
             (both as in openai-agents 0.24).
+        on_retry: told before each pause of a cut stream's retry
+            (:class:`core.models.errors.RetryNotice`).
 
     Raises:
         UserError: no client was given and no API key is configured.
@@ -147,8 +151,10 @@ class OpenAIResponsesModel(Model):
         stream_retries: int = 2,
         retry_backoff_s: float = 0.5,
         apply_default_settings: bool = False,
+        on_retry: RetryListener | None = None,
     ) -> None:
         self.model = model
+        self.on_retry = on_retry  # issue 16: the window's "retrying in N s" banner
         self._apply_default_settings = apply_default_settings
         if openai_client is None:
             api_key = env_value("OPENAI_API_KEY")
@@ -161,6 +167,11 @@ class OpenAIResponsesModel(Model):
         self._client = openai_client
         self._stream_retries = stream_retries
         self._retry_backoff_s = retry_backoff_s
+
+    @property
+    def openai_client(self) -> AsyncOpenAI:
+        """The ``AsyncOpenAI`` client (for ``responses.compact`` / ``responses.input_tokens``)."""
+        return self._client
 
     def _options(self, request: ModelRequest) -> Any:
         headers = {"Content-Type": "application/json"}
@@ -182,10 +193,8 @@ class OpenAIResponsesModel(Model):
             response = await self._client.post(
                 "/responses", content=body, options=self._options(request), cast_to=Response
             )
-        except openai.APIStatusError as exc:
-            raise ModelProviderError(_status_message(exc), exc.status_code) from exc
-        except openai.APIConnectionError as exc:
-            raise ModelProviderError(f"Model service unreachable: {exc}") from exc
+        except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            raise provider_error(exc, base_url=str(self._client.base_url)) from exc
         return response_to_model_response(response)
 
     async def stream_response(self, request: ModelRequest) -> AsyncIterator[Any]:
@@ -193,7 +202,7 @@ class OpenAIResponsesModel(Model):
         body = build_request_body(request, stream=True)
         attempt = 0
         while True:
-            completed = False
+            completed = opened = False
             try:
                 stream = await self._client.post(
                     "/responses",
@@ -203,6 +212,7 @@ class OpenAIResponsesModel(Model):
                     stream=True,
                     stream_cls=AsyncStream[ResponseStreamEvent],
                 )
+                opened = True
                 async with stream:
                     async for event in stream:
                         yield event
@@ -214,7 +224,7 @@ class OpenAIResponsesModel(Model):
                     return
                 failure: Exception = ModelBehaviorError("Model did not produce a final response!")
             except openai.APIStatusError as exc:
-                raise ModelProviderError(_status_message(exc), exc.status_code) from exc
+                raise provider_error(exc, base_url=str(self._client.base_url)) from exc
             except (
                 openai.APIConnectionError,
                 openai.APIError,
@@ -223,6 +233,8 @@ class OpenAIResponsesModel(Model):
             ) as exc:
                 if isinstance(exc, openai.APIError) and not _is_transport_error(exc):
                     raise ModelProviderError(f"Model stream failed: {exc}") from exc
+                if not opened:  # never connected (the client retried already): not a cut stream
+                    raise provider_error(exc, base_url=str(self._client.base_url)) from exc
                 failure = exc
             attempt += 1
             if attempt > self._stream_retries:
@@ -230,7 +242,11 @@ class OpenAIResponsesModel(Model):
                     raise failure
                 raise ModelProviderError(f"Model stream failed: {failure}") from failure
             logger.warning("response stream cut before completion; retrying (%d)", attempt)
-            await asyncio.sleep(self._retry_backoff_s * (2 ** (attempt - 1)))
+            delay = self._retry_backoff_s * (2 ** (attempt - 1))
+            if self.on_retry is not None:
+                info = describe_model_error(failure, base_url=str(self._client.base_url))
+                self.on_retry(RetryNotice(delay, attempt, self._stream_retries, info))
+            await asyncio.sleep(delay)
 
 
 def _is_transport_error(exc: Exception) -> bool:

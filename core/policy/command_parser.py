@@ -10,7 +10,15 @@ from typing import Any
 
 import bashlex
 
-from .wrappers import SHELLS, WRAPPERS, Word, program_name, shell_script, strip_wrapper
+from .wrappers import (
+    SHELLS,
+    WRAPPERS,
+    Word,
+    program_name,
+    shell_input,
+    shell_script,
+    strip_wrapper,
+)
 
 __all__ = ["ParsedCommand", "Segment", "parse_command"]
 
@@ -90,6 +98,9 @@ class Segment:
             guard.
         stdin: here-document bodies and ``<<<`` strings fed to the command (text, not
             files), so inline code such as ``python - <<EOF`` can be judged.
+        git_config: for ``git``, the global options that change its configuration or the
+            programs it runs, in order: ``-c`` values (``"core.pager=less"``),
+            ``"--config-env=KEY=VAR"`` and ``"--exec-path=DIR"`` as written.
     """
 
     text: str
@@ -110,6 +121,7 @@ class Segment:
     certain: bool = False
     truncates: tuple[str, ...] = ()
     stdin: tuple[str, ...] = ()
+    git_config: tuple[str, ...] = ()
 
     @property
     def program(self) -> str:
@@ -357,8 +369,18 @@ class _Walker:
         rest = words
         while rest and not rest[0].dynamic:
             name = program_name(rest[0].text)
-            if name in SHELLS:
-                has_c, script = shell_script(rest[1:])
+            if name in SHELLS or name in ("source", "."):
+                has_c, script = False, None
+                if name in SHELLS:
+                    has_c, script = shell_script(rest[1:])
+                feed = None if has_c else shell_input(rest[1:], source=name not in SHELLS)
+                judged = None if feed is None else self._stdin_script(name, feed, inherit, depth)
+                if judged == "judged":
+                    return
+                if judged == "opaque":
+                    opaque = f"`{name}` runs a script from its input, which the guard cannot see"
+                    rest = []
+                    break
                 if not has_c:
                     break
                 if script is None or script.dynamic:
@@ -415,8 +437,9 @@ class _Walker:
             if head.dynamic or glob:
                 opaque = f"the program name `{head.text}` is only known at run time"
         git_cwd: list[str] = []
+        git_config: list[str] = []
         if rest and program_name(rest[0].text) == "git":
-            rest, git_unvetted, git_cwd = _canonical_git(rest)
+            rest, git_unvetted, git_cwd, git_config = _canonical_git(rest)
             unvetted.extend(git_unvetted)
         argv = tuple(w.text for w in rest)
         truncates = list(inherit.truncates)
@@ -447,10 +470,39 @@ class _Walker:
                 certain=certain and not wrappers,
                 truncates=tuple(truncates),
                 stdin=inherit.stdin,
+                git_config=tuple(git_config),
             )
         )
         if argv and program_name(argv[0]) == "find":
             self._find_exec(rest, inherit, privileged, depth)
+
+    def _stdin_script(self, name: str, feed: str, inherit: _Inherit, depth: int) -> str:
+        """Judge the script a shell reads from its input (bash(1) "INVOCATION").
+
+        Returns:
+            ``"judged"`` when every here-document or ``<<<`` body was judged as a script
+            of its own; ``"file"`` for ``bash < script.sh`` (a script file, judged like
+            ``bash script.sh``); ``"opaque"`` for a pipe, ``<(…)`` or ``/dev/fd/N``.
+        """
+        if feed == "stdin" and inherit.stdin and not inherit.reads:
+            sub = _Inherit(
+                wrappers=inherit.wrappers,
+                env=inherit.env,
+                writes=inherit.writes,
+                privileged=inherit.privileged,
+                hidden_args=inherit.hidden_args,
+                truncates=inherit.truncates,
+            )
+            for body in inherit.stdin:
+                self.script(body, f"{name} <<", sub, depth + 1)
+            return "judged"
+        if (
+            feed == "stdin"
+            and inherit.reads
+            and all(not r.startswith(("<(", "$", "`", "/dev/", "/proc/")) for r in inherit.reads)
+        ):
+            return "file"
+        return "opaque"
 
     def _find_exec(
         self, words: list[Word], inherit: _Inherit, privileged: bool, depth: int
@@ -499,21 +551,29 @@ def _blank(match: re.Match[str]) -> str:
     return lead + " " * (len(match.group(0)) - len(lead))
 
 
-def _canonical_git(words: list[Word]) -> tuple[list[Word], list[str], list[str]]:
+def _canonical_git(words: list[Word]) -> tuple[list[Word], list[str], list[str], list[str]]:
     """Drop git's global options before the subcommand.
 
     Returns:
         The words left (``git`` and the subcommand on), reasons for the options that can
-        change what git runs, and the source spelling of each ``-C DIR``.
+        change what git runs, the source spelling of each ``-C DIR``, and the options that
+        change git's configuration (see ``Segment.git_config``).
     """
     unvetted: list[str] = []
     cwd: list[str] = []
+    config: list[str] = []
     i = 1
     while i < len(words):
         arg = words[i].text
         name = arg.split("=", 1)[0]
         if name in _GIT_UNVETTED:
             unvetted.append(f"`git {name}` can change what git runs")
+        if arg == "-c":
+            config.append(words[i + 1].text if i + 1 < len(words) else "")
+        elif name in ("--config-env", "--exec-path") and (name != arg or arg == "--exec-path"):
+            config.append(arg)
+        elif arg == "--config-env":
+            config.append("--config-env=" + (words[i + 1].text if i + 1 < len(words) else ""))
         if arg in _GIT_FLAGS:
             i += 1
         elif arg == "-C":
@@ -528,7 +588,7 @@ def _canonical_git(words: list[Word]) -> tuple[list[Word], list[str], list[str]]
             i += 1
         else:
             break
-    return [words[0], *words[i:]], unvetted, cwd
+    return [words[0], *words[i:]], unvetted, cwd, config
 
 
 def _rough_words(text: str) -> list[list[Word]]:

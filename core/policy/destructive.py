@@ -14,8 +14,17 @@ Decisions taken here, documented for the engine and the prompt:
   ``ln -f``/``rsync`` onto an existing path is destructive; onto a new path it is not. The
   guard looks at the workspace to tell; without one it cannot, and counts the target as
   existing (fails closed).
-* ``sed -i``, ``git apply`` and ``patch`` are modifications like apply_patch: they ask as
-  writes do (ask mode) and the turn's checkpoint holds the previous content; not destructive.
+* ``sed -i``, ``perl -i``, ``git apply`` and ``patch`` are modifications like apply_patch:
+  they ask as writes do (ask mode) and the turn's checkpoint holds the previous content;
+  not destructive. But a rewrite in place or a download (``sed -i``, ``perl -i``,
+  ``sort -o``, ``find -fprint``, ``curl -o``/``-O``, ``wget -O``, ``tar -x``, ``unzip -o``)
+  onto an existing file no checkpoint holds (ignored, outside the workspace, or git cannot
+  tell) is destructive, with ``removes`` naming the files (red-team finding 7).
+* git told to run code by its configuration or environment (``-c`` outside a safe list,
+  ``--config-env``, ``--exec-path=``, ``GIT_CONFIG_*``, ``GIT_EXTERNAL_DIFF``, pagers and
+  editors other than ``cat``/``less``/``true``, ``GIT_SSH*``, ``HOME``,
+  ``XDG_CONFIG_HOME``, a ``git config`` write earlier on the line) is *possibly*
+  destructive (red-team finding 2).
 * Running a script file (``sh script.sh``, ``python tool.py``, ``make``) is judged like any
   program: its content is the workspace's own, covered by the turn's checkpoint.
 * ``git reset --soft`` is not destructive (index and tree stay; the old HEAD is in the
@@ -28,9 +37,12 @@ from __future__ import annotations
 import fnmatch
 import os
 import posixpath
+import re
 import shlex
+import tarfile
+import zipfile
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from .command_parser import ParsedCommand, Segment, parse_command
 from .destructive_git import git_harm
@@ -215,6 +227,130 @@ def _rsync(args: Sequence[str], places: Places) -> Harm | None:
     return None
 
 
+def _value_of(args: Sequence[str], shorts: str, longs: Sequence[str]) -> list[str]:
+    """Values of the options ``-X VALUE``/``-XVALUE`` (X in ``shorts``) and ``--long[=]V``."""
+    out: list[str] = []
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        name, eq, value = arg.partition("=")
+        if arg.startswith("--") and name in longs:
+            out.extend([value] if eq else args[i + 1 : i + 2])
+        elif len(arg) >= 2 and arg[0] == "-" and arg[1] != "-" and arg[1] in shorts:
+            out.extend([arg[2:]] if len(arg) > 2 else args[i + 1 : i + 2])
+    return out
+
+
+def _archive_members(archive: str, places: Places, zip_file: bool) -> list[str] | None:
+    """Member names of a tar or zip archive on disk (``None`` when it cannot be read)."""
+    if archive in ("", "-") or not places.known or len(places.cwds) != 1:
+        return None
+    path = os.path.join(places.cwds[0] or "", archive)
+    if not os.path.lexists(path):
+        return []  # nothing to extract: the command fails
+    try:
+        if zip_file:
+            with zipfile.ZipFile(path) as zf:
+                names = zf.namelist()
+        else:
+            with tarfile.open(path) as tf:
+                names = tf.getnames()
+    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError, ValueError):
+        return None
+    return names if len(names) <= 2000 else None
+
+
+def _rewrite_targets(name: str, args: Sequence[str], places: Places) -> list[str] | None:
+    """Files a command rewrites in place or writes over (``sed -i``, ``sort -o``,
+    ``find -fprint``, ``curl -o``/``-O``, ``wget -O``, ``tar -x``, ``unzip -o``), relative
+    to its directory; ``None`` when they are only known at run time (an unreadable archive)."""
+    if name in ("sed", "gsed"):
+        inplace = any(
+            a.startswith("--in-place") or (a[:1] == "-" and a[1:2] != "-" and "i" in a[1:])
+            for a in args
+        )
+        if not inplace:
+            return []
+        ops = _operands(args, frozenset({"-e", "-f", "-l", "--expression", "--file"}))
+        scripted = any(a in ("-e", "-f") or a.startswith(("--expression", "--file")) for a in args)
+        return ops if scripted else ops[1:]
+    if name == "sort":
+        return _value_of(args, "o", ("--output",))
+    if name == "perl":
+        if not any(a[:1] == "-" and a[1:2] != "-" and "i" in a[1:].split("e")[0] for a in args):
+            return []
+        ops = _operands(args, frozenset({"-e", "-E", "-I", "-M", "-m", "-x"}))
+        coded = any(a in ("-e", "-E") or (a[:1] == "-" and a.endswith(("e", "E"))) for a in args)
+        return ops if coded else ops[1:]
+    if name == "find":
+        return [
+            args[i + 1]
+            for i, a in enumerate(args[:-1])
+            if a in ("-fprint", "-fprint0", "-fprintf", "-fls")
+        ]
+    if name == "curl":
+        outs = _value_of(args, "o", ("--output",))
+        if any(a in ("-O", "--remote-name", "--remote-name-all") or
+               (a[:1] == "-" and a[1:2] != "-" and "O" in a[1:]) for a in args):  # fmt: skip
+            urls = [a for a in _operands(args) if "://" in a]
+            outs += [posixpath.basename(u.split("?", 1)[0].split("#", 1)[0]) for u in urls]
+        return [o for o in outs if o and o != "-"]
+    if name == "wget":
+        return [o for o in _value_of(args, "O", ("--output-document",)) if o != "-"]
+    if name in ("tar", "bsdtar", "gtar"):
+        first = args[0] if args else ""
+        extract = (
+            any(a in ("-x", "--extract", "--get") for a in args)
+            or (not first.startswith("-") and "x" in first)
+            or any(a[:1] == "-" and a[1:2] != "-" and "x" in a[1:] for a in args)
+        )
+        if not extract:
+            return []
+        archive = (_value_of(args, "f", ("--file",)) or [""])[0]
+        for i, arg in enumerate(args):  # a cluster ending in f: `-xzf ARCHIVE`
+            if not archive and arg[:1] == "-" and arg[1:2] != "-" and arg.endswith("f"):
+                archive = args[i + 1] if i + 1 < len(args) else ""
+        if not archive and not first.startswith("-") and "f" in first:
+            rest = _operands(args[1:])
+            archive = rest[0] if rest else ""
+        members = _archive_members(archive, places, zip_file=False)
+        if members is None:
+            return None
+        dest = (_value_of(args, "C", ("--directory",)) or ["."])[-1]
+        return [posixpath.join(dest, m) for m in members]
+    if name == "unzip":
+        if not any(a[:1] == "-" and "o" in a[1:] for a in args):
+            return []
+        ops = _operands(args, frozenset({"-d", "-x"}))
+        members = _archive_members(ops[0], places, zip_file=True) if ops else None
+        if members is None:
+            return None
+        dest = (_value_of(args, "d", ()) or ["."])[-1]
+        return [posixpath.join(dest, m) for m in members if not m.endswith("/")]
+    return []
+
+
+def _rewrites(name: str, args: Sequence[str], places: Places) -> Harm | None:
+    """A rewrite in place or a download onto files no checkpoint of the working tree holds:
+    ignored files, files outside the workspace, or files git cannot tell about."""
+    targets = _rewrite_targets(name, args, places)
+    if targets is None:
+        return Harm(f"may overwrite files with `{name}` (what it writes is known at run time)",
+                    removes_unknown=True)  # fmt: skip
+    hits = [t for t in targets if not t.startswith(_NOT_FILES) and places.exists(t)]
+    if not hits:
+        return None
+    removes, unknown = places.resolve(hits)
+    if not unknown and places.ignored(removes) is False:
+        return None  # tracked or untracked: the turn's checkpoint holds the old content
+    return Harm(
+        f"overwrites {describe_paths(hits)}, which no checkpoint holds (ignored or outside "
+        "the workspace)",
+        removes=removes,
+        removes_unknown=unknown,
+    )
+
+
 def _truncations(seg: Segment, places: Places) -> Harm | None:
     hits = [t for t in seg.truncates if not t.startswith(_NOT_FILES) and places.exists(t)]
     if not hits:
@@ -227,26 +363,115 @@ def _truncations(seg: Segment, places: Places) -> Harm | None:
     )
 
 
+# Configuration keys that run no program and read no file naming one (git-config(1)).
+_SAFE_GIT_KEYS = frozenset(
+    {
+        "user.name", "user.email", "color.ui", "core.quotepath", "core.autocrlf",
+        "core.safecrlf", "core.abbrev", "init.defaultbranch", "commit.gpgsign", "tag.gpgsign",
+        "gc.auto", "column.ui", "log.decorate", "diff.noprefix", "diff.renames",
+        "merge.conflictstyle", "pull.rebase", "pull.ff", "push.default", "fetch.prune",
+        "rebase.autosquash", "status.short", "core.filemode", "maintenance.auto",
+    }
+)  # fmt: skip
+_SAFE_GIT_PREFIXES = ("color.", "advice.")
+# Environment that makes git run a program or read another configuration (git(1)).
+_GIT_CODE_ENV = re.compile(
+    r"GIT_CONFIG.*|GIT_EXTERNAL_DIFF|GIT_.*EDITOR|GIT_PAGER|PAGER|GIT_SSH.*|GIT_EXEC_PATH"
+    r"|GIT_ASKPASS|SSH_ASKPASS|GIT_PROXY_COMMAND|GIT_TEMPLATE_DIR|EDITOR|VISUAL|HOME"
+    r"|XDG_CONFIG_HOME|GIT_DIFF_PATH_.*|GIT_REPLACE_REF_BASE"
+)
+
+
+# Pager and editor variables set to a program that only shows text or does nothing
+# (`GIT_PAGER=cat git log`, `GIT_EDITOR=true git rebase -i`) run nothing else.
+_PROGRAM_VARS = frozenset(
+    {"PAGER", "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL"}
+)
+_HARMLESS_PROGRAMS = frozenset({"", "cat", "less", "less -R", "less -FRX", "more", "true", ":"})
+
+
+def _assigned(seg: Segment) -> dict[str, str | None]:
+    """``NAME=value`` assignments written before the program (leading, or given to
+    ``env``/``sudo``): name → value, ``None`` when the value is computed at run time."""
+    out: dict[str, str | None] = {}
+    try:
+        words = shlex.split(seg.text)
+    except ValueError:
+        return out
+    for word in words:
+        name, eq, value = word.partition("=")
+        if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            out[name] = None if ("$" in value or "`" in value) else value
+        elif not (word in ("env", "sudo", "command", "nohup") or word.startswith("-")):
+            break
+    return out
+
+
+def _safe_git_key(key: str) -> bool:
+    low = key.lower()
+    return low in _SAFE_GIT_KEYS or low.startswith(_SAFE_GIT_PREFIXES)
+
+
 def _git_config_alias(seg: Segment) -> tuple[str, str] | None:
-    """``(name, value)`` of a ``git -c alias.NAME=VALUE`` option in the command, if any."""
-    words = seg.full_argv
-    for i, word in enumerate(words):
-        value = None
-        if word == "-c" and i + 1 < len(words):
-            value = words[i + 1]
-        elif word.startswith("-c") and len(word) > 2 and "=" in word:
-            value = word[2:]
-        if value is not None and value.lower().startswith("alias.") and "=" in value:
-            key, body = value.split("=", 1)
-            return key[len("alias.") :], body
-        if word.startswith("--config-env") and "alias." in word.lower():
-            return word.split("alias.", 1)[1].split("=", 1)[0], "$" + "UNKNOWN"
+    """``(name, value)`` of a ``git -c alias.NAME=VALUE`` naming the subcommand, if any."""
+    sub = seg.argv[1].lower() if len(seg.argv) > 1 else None
+    for entry in seg.git_config:
+        env = entry.startswith("--config-env=")
+        key, _, body = (entry[len("--config-env=") :] if env else entry).partition("=")
+        if key.lower().startswith("alias.") and key[len("alias.") :].lower() == sub:
+            return key[len("alias.") :], "$UNKNOWN" if env else body
     return None
+
+
+def _git_runs_code(seg: Segment, line: _Line) -> Harm | None:
+    """Whether git is told to run a program the guard cannot see: ``-c KEY=…`` with a key
+    outside :data:`_SAFE_GIT_KEYS`, ``--config-env``, ``--exec-path=DIR``, the environment
+    in :data:`_GIT_CODE_ENV` (set on the command or earlier on the line), or ``git config``
+    writing such a key earlier on the line."""
+    sub = seg.argv[1].lower() if len(seg.argv) > 1 else ""
+    why = None
+    for entry in seg.git_config:
+        env = entry.startswith("--config-env=")
+        key = (entry[len("--config-env=") :] if env else entry).partition("=")[0]
+        if entry.startswith("--exec-path="):
+            why = f"`{entry}` makes git run programs from another folder"
+        elif key.lower().startswith("alias."):
+            if env and key[len("alias.") :].lower() == sub:
+                why = f"`git {entry}` defines `git {sub}` at run time"
+        elif not _safe_git_key(key):
+            why = f"`git -c {key}=…` can make git run a command"
+        if why:
+            break
+    values = {**line.env, **_assigned(seg)}
+    names = [
+        n
+        for n in dict.fromkeys([*line.env, *seg.env])
+        if _GIT_CODE_ENV.fullmatch(n)
+        and not (n in _PROGRAM_VARS and values.get(n) in _HARMLESS_PROGRAMS)
+    ]
+    if why is None and names:
+        why = f"setting {names[0]} can make git run a command"
+    if why is None and line.git_config:
+        why = f"`{line.git_config}` earlier on the line can make git run a command"
+    if why is None:
+        return None
+    return Harm(f"may run commands the guard cannot see: {why}", certain=False,
+                removes_unknown=True)  # fmt: skip
 
 
 def _worst(harms: Sequence[Harm | None]) -> Harm | None:
     found = [h for h in harms if h is not None]
     return next((h for h in found if h.certain), found[0] if found else None)
+
+
+@dataclass(slots=True)
+class _Line:
+    """What earlier commands of the line changed: aliases defined (name → body), variables
+    assigned or exported, the last ``git config`` that wrote a key running code."""
+
+    aliases: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str | None] = field(default_factory=dict)
+    git_config: str = ""
 
 
 def _judge_text(text: str, places: Places, depth: int) -> Harm | None:
@@ -256,12 +481,10 @@ def _judge_text(text: str, places: Places, depth: int) -> Harm | None:
     parsed = parse_command(text)
     if parsed.error is not None:
         return Harm(f"runs `{text}`, which cannot be analysed", certain=False, removes_unknown=True)
-    return _worst(_judge_all(parsed, places, {}, depth + 1))
+    return _worst(_judge_all(parsed, places, _Line(), depth + 1))
 
 
-def _segment_harm(
-    seg: Segment, places: Places, aliases: dict[str, str], depth: int = 0
-) -> Harm | None:
+def _segment_harm(seg: Segment, places: Places, line: _Line, depth: int = 0) -> Harm | None:
     argv = seg.argv
     if seg.opaque is not None:
         return Harm(f"may do anything: {seg.opaque}", certain=False, removes_unknown=True)
@@ -270,6 +493,7 @@ def _segment_harm(
         return harm
     name = program_name(argv[0])
     args = argv[1:]
+    aliases = line.aliases
     if argv[0] in aliases:
         body = aliases[argv[0]]
         expanded = body + (" " + shlex.join(args) if args else "")
@@ -290,7 +514,7 @@ def _segment_harm(
             if found is not None:
                 found = replace(found, reason=f"{found.reason} (through `git -c alias.{alias[0]}`)")
         else:
-            found = git_harm(args, places)
+            found = _worst([_git_runs_code(seg, line), git_harm(args, places)])
     elif name in ("rm", "unlink"):
         found = _rm(seg, args, places)
     elif name in ("mv", "cp", "install", "ln"):
@@ -299,6 +523,12 @@ def _segment_harm(
         found = _rsync(args, places)
     elif name == "find" and any(a in ("-delete",) for a in args):
         found = Harm("deletes the files it finds", removes_unknown=True)
+    elif name in ("sed", "gsed", "sort", "find", "curl", "wget", "tar", "bsdtar", "gtar", "unzip"):
+        found = _rewrites(name, args, places)
+    elif name == "perl":
+        code, rewrite = inline_code_harm(argv, seg.stdin), _rewrites(name, args, places)
+        unknown = code is not None and code.removes_unknown
+        found = code if rewrite is None else replace(rewrite, removes_unknown=unknown)
     elif name == "truncate":
         ops = _operands(args, frozenset({"-s", "--size", "-r", "--reference"}))
         removes, unknown = places.resolve(ops)
@@ -326,26 +556,38 @@ def _segment_harm(
     return _worst([found, harm])
 
 
-def _record_alias(seg: Segment, aliases: dict[str, str]) -> None:
-    """Remember ``alias NAME=VALUE`` definitions for the commands after them."""
-    if not seg.argv or program_name(seg.argv[0]) != "alias":
+def _record_alias(seg: Segment, line: _Line) -> None:
+    """Remember ``alias NAME=VALUE`` definitions, assigned or exported variables and
+    ``git config`` writes for the commands after them."""
+    name = program_name(seg.argv[0]) if seg.argv else ""
+    if not seg.argv or name in ("export", "declare", "typeset", "readonly", "local"):
+        line.env.update(dict.fromkeys(seg.env))
+        line.env.update(_assigned(seg))
+        for word in seg.argv[1:]:
+            if not word.startswith("-"):
+                name, eq, value = word.partition("=")
+                line.env[name] = value if eq and "$" not in value and "`" not in value else None
+    if name == "git" and len(seg.argv) > 2 and seg.argv[1] == "config":
+        ops = [a for a in seg.argv[2:] if not a.startswith("-")]
+        reads = {"--get", "--get-all", "--get-regexp", "-l", "--list", "--get-urlmatch"}
+        if len(ops) >= 2 and not _safe_git_key(ops[0]) and not reads & set(seg.argv):
+            line.git_config = f"git config {ops[0]}"
+    if name != "alias":
         return
     for word, source in zip(seg.argv[1:], seg.words[1:], strict=False):
         if "=" in word:
-            name, value = word.split("=", 1)
-            aliases[name] = "$UNKNOWN" if ("$" in source or "`" in source) else value
+            key, value = word.split("=", 1)
+            line.aliases[key] = "$UNKNOWN" if ("$" in source or "`" in source) else value
 
 
-def _judge_all(
-    parsed: ParsedCommand, start: Places, aliases: dict[str, str], depth: int
-) -> list[Harm | None]:
+def _judge_all(parsed: ParsedCommand, start: Places, line: _Line, depth: int) -> list[Harm | None]:
     base = Places(start.root, list(start.cwds))
     out: list[Harm | None] = []
     for seg in parsed.segments:
         places = base.moved(seg.chdir).moved(seg.git_cwd)
-        harm = _segment_harm(seg, places, aliases, depth)
+        harm = _segment_harm(seg, places, line, depth)
         out.append(harm)
-        _record_alias(seg, aliases)
+        _record_alias(seg, line)
         name = seg.program
         if name in ("cd", "pushd"):
             ops = [w for w in seg.words[1:] if not w.startswith("-")]
@@ -373,7 +615,7 @@ def judge_line(
     Returns:
         One :class:`~core.policy.harm.Harm` or ``None`` per segment.
     """
-    return _judge_all(parsed, Places.start(workspace), {}, 0)
+    return _judge_all(parsed, Places.start(workspace), _Line(), 0)
 
 
 def destructive_harm(
@@ -384,7 +626,7 @@ def destructive_harm(
     Returns:
         The :class:`~core.policy.harm.Harm`, or ``None`` when it cannot lose work.
     """
-    return _segment_harm(segment, Places.start(workspace), {})
+    return _segment_harm(segment, Places.start(workspace), _Line())
 
 
 def destructive_reason(

@@ -8,6 +8,8 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from .git_probe import git_status
+
 __all__ = ["Places", "describe_paths"]
 
 _GLOB = frozenset("*?[")
@@ -100,6 +102,40 @@ class Places:
             return None
         return any(os.path.isdir(os.path.join(c, text)) for c in self.cwds if c is not None)
 
+    def branch_exists(self, name: str) -> bool | None:
+        """Whether the branch ``refs/heads/NAME`` exists where the command runs.
+
+        Asks ``git show-ref --verify --quiet`` in each candidate directory.
+
+        Returns:
+            ``False`` only when every directory is known and none has the branch;
+            ``None`` when it cannot be told (an unknown directory, an expansion, git fails).
+        """
+        if not self.known or _dynamic(name) or name.startswith("-"):
+            return None
+        for cwd in self.cwds:
+            code = _git_status(cwd, ["show-ref", "--verify", "--quiet", f"refs/heads/{name}"])
+            if code != 1:
+                return None if code != 0 else True
+        return False
+
+    def ignored(self, paths: Sequence[str]) -> bool | None:
+        """Whether any of ``paths`` (absolute) is ignored by git, so no checkpoint of the
+        working tree holds it (``git check-ignore``), or lies outside the workspace.
+
+        Returns:
+            ``True``/``False``; ``None`` when git cannot tell (no repository, git fails).
+        """
+        if self.root is None:
+            return None
+        inside = [p for p in paths if p == self.root or p.startswith(self.root + "/")]
+        if len(inside) < len(paths):
+            return True
+        if not inside or not os.path.lexists(os.path.join(self.root, ".git")):
+            return False  # not a repository: the checkpoint holds every file
+        code = _git_status(self.root, ["check-ignore", "-q", "--no-index", "--", *inside])
+        return True if code == 0 else False if code == 1 else None
+
     def resolve(self, texts: Iterable[str]) -> tuple[tuple[str, ...], bool]:
         """Absolute paths the operands name (globs expanded), for a checkpoint to capture.
 
@@ -130,6 +166,12 @@ class Places:
                 else:
                     out.append(full)
         return tuple(dict.fromkeys(out)), unknown
+
+
+def _git_status(cwd: str | None, args: list[str]) -> int | None:
+    """Exit status of a read-only ``git ARGS`` in ``cwd`` (``None`` when it cannot run),
+    asked through the harness's git door (:mod:`core.policy.git_probe`)."""
+    return git_status(cwd, args)
 
 
 def _glob(cwd: str, pattern: str) -> list[str]:

@@ -45,6 +45,15 @@ _DANGER = re.compile(
 _GENERIC = frozenset({"shutil", "fs.", "FileUtils", "move", "replace"})
 
 
+_CLUSTERING = frozenset({"perl", "ruby"})
+"""Interpreters whose short options cluster, so ``-pe CODE``/``-lne CODE`` give code."""
+
+
+def _clustered_code(arg: str, code_opts: frozenset[str]) -> bool:
+    """Whether ``arg`` is a short-option cluster ending in a code option (``-pe``)."""
+    return len(arg) > 2 and arg[0] == "-" and arg[1] != "-" and "-" + arg[-1] in code_opts
+
+
 def _code_words(name: str, args: Sequence[str]) -> tuple[str | None, list[str], bool]:
     """(language, code snippets, reads code from stdin) for ``name ARGS``; language None
     when ``name`` is no interpreter this module knows."""
@@ -68,7 +77,11 @@ def _code_words(name: str, args: Sequence[str]) -> tuple[str | None, list[str], 
         return "awk", ops[:1], False
     if name in INTERPRETERS:
         language, code_opts = INTERPRETERS[name]
-        snippets = [args[i + 1] for i, a in enumerate(args[:-1]) if a in code_opts]
+        snippets = [
+            args[i + 1]
+            for i, a in enumerate(args[:-1])
+            if a in code_opts or (name in _CLUSTERING and _clustered_code(a, code_opts))
+        ]
         if snippets:
             return language, snippets, False
         ops = [a for a in args if not a.startswith("-")]

@@ -8,7 +8,16 @@ import shlex
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-__all__ = ["SHELLS", "WRAPPERS", "Strip", "Word", "program_name", "shell_script", "strip_wrapper"]
+__all__ = [
+    "SHELLS",
+    "WRAPPERS",
+    "Strip",
+    "Word",
+    "program_name",
+    "shell_input",
+    "shell_script",
+    "strip_wrapper",
+]
 
 
 class Word(NamedTuple):
@@ -152,6 +161,44 @@ def shell_script(words: list[Word]) -> tuple[bool, Word | None]:
     if not has_c:
         return False, None
     return True, (words[i] if i < len(words) else None)
+
+
+_STDIN_FILES = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-")
+
+
+def shell_input(words: list[Word], *, source: bool = False) -> str | None:
+    """Where a shell run without ``-c`` reads its script (bash(1) "INVOCATION").
+
+    ``words`` starts after the shell's name (for ``source``/``.``, after the builtin).
+
+    Returns:
+        ``"stdin"`` when it reads standard input (no script operand, ``-s``, ``-``,
+        ``/dev/stdin``); ``"hidden"`` when the script is a pipe only known at run time
+        (``<(…)``, ``/dev/fd/N``); ``None`` when it runs a script file.
+    """
+    i = 0
+    reads_stdin = False
+    while not source and i < len(words):
+        text = words[i].text
+        if text in ("--", "-"):
+            i += 1
+            break
+        if text.startswith("--"):
+            i += 2 if text in ("--rcfile", "--init-file") else 1
+            continue
+        if text[:1] in ("-", "+") and len(text) > 1:
+            reads_stdin = reads_stdin or "s" in text[1:]
+            i += 2 if ("o" in text[1:] or "O" in text[1:]) else 1
+            continue
+        break
+    if reads_stdin or i >= len(words):
+        return None if source else "stdin"
+    script = words[i]
+    if script.text in _STDIN_FILES:
+        return "stdin"
+    if script.raw.startswith(("<(", ">(")) or script.text.startswith(("/dev/fd/", "/proc/")):
+        return "hidden"
+    return None
 
 
 def strip_wrapper(name: str, args: list[Word]) -> Strip | None:

@@ -281,8 +281,9 @@ class LocalMcpServersEditor(QWidget):
             cell = self.table.item(row, _STATE)
             if cell is not None:
                 text = self._states.get(name, "" if self._servers[name].enabled else "disabled")
-                cell.setText(text.splitlines()[0][:80] if text else "")
+                cell.setText(_shown_state(text))  # issue 18: a failure's stderr, shown
                 cell.setToolTip(text)
+                self.table.resizeRowToContents(row)
 
     # -- actions ----------------------------------------------------------------------------
     def edit_server(self, row: int | None) -> None:
@@ -371,3 +372,13 @@ class LocalMcpServersEditor(QWidget):
         selected = self.table.currentRow() >= 0 and bool(self.table.selectedItems())
         self.edit_button.setEnabled(selected)
         self.remove_button.setEnabled(selected)
+
+
+def _shown_state(text: str, stderr_lines: int = 3) -> str:
+    """A state cell: the state line (80 chars at most) and, for a failure, its last
+    ``stderr_lines`` lines of detail (the server's stderr), each cut at 100 chars."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    tail = [f"  {line.strip()[:100]}" for line in lines[1:][-stderr_lines:]]
+    return "\n".join([lines[0][:80], *tail])

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from core.errors import UserError
 from core.policy import MODE_DESCRIPTIONS, ApprovalMode, Rule, RuleStore
 from core.settings import API_KEY_ENV, Settings
+from core.settings_check import base_url_hint, check_base_url
 from desktop.dialogs.hidden_paths import HiddenPathsEditor
 from desktop.dialogs.local_mcp_table import LocalMcpServersEditor
 from desktop.dialogs.mcp_table import McpServersEditor
@@ -208,6 +209,13 @@ class SettingsDialog(QDialog):
         key_box_layout.setSpacing(4)
         key_box_layout.addWidget(key_row)
         key_box_layout.addWidget(self.api_key_edit)
+        self.no_key_check = QCheckBox("No key needed (the server takes requests without one)")
+        self.no_key_check.setObjectName("noKeyNeeded")
+        self.no_key_check.setToolTip(
+            "A server on localhost, 127.0.0.1 or ::1 never needs a key; tick this for another "
+            "server that needs none (a gateway on the network)"
+        )
+        key_box_layout.addWidget(self.no_key_check)
 
         self._fields: dict[str, _Field] = {
             "model": _Field(self.model_edit),
@@ -394,6 +402,7 @@ class SettingsDialog(QDialog):
         self._settings = settings
         self.model_edit.setText(settings.model)
         self.base_url_edit.setText(settings.base_url or "")
+        self.no_key_check.setChecked(settings.no_key_needed)
         self.mode_combo.setCurrentIndex(self.mode_combo.findData(settings.approval_mode.value))
         self._update_mode_hint()
         self.sandbox_check.setChecked(settings.sandbox_enabled)
@@ -443,6 +452,12 @@ class SettingsDialog(QDialog):
         """
         for field in self._fields.values():
             field.set_error("")
+        url_problem = None
+        try:  # issue 16: the validator ``tandem run`` uses too
+            check_base_url(self.base_url_edit.text())
+        except UserError as exc:
+            url_problem = exc.message
+            self._fields["base_url"].set_error(url_problem)
         try:
             new = Settings.model_validate(self._collect())
         except ValidationError as exc:
@@ -466,11 +481,17 @@ class SettingsDialog(QDialog):
                 self._show_tab_of(first.editor)
                 first.editor.setFocus()
             return False
+        if url_problem is not None:
+            self._status("Not applied: fix the fields marked in red.", "error")
+            self._show_tab_of(self.base_url_edit)
+            self.base_url_edit.setFocus()
+            return False
         self._settings = new
         self._forget_key = False
         self._end_replace()
         self._show_key()
-        self._status("Applied.", "ok")
+        hint = base_url_hint(new.base_url)
+        self._status(f"Applied. {hint}." if hint else "Applied.", "warning" if hint else "ok")
         self.settingsApplied.emit(new)
         return True
 
@@ -549,9 +570,14 @@ class SettingsDialog(QDialog):
 
     def _collect(self) -> dict[str, Any]:
         s = self._settings
-        data: dict[str, Any] = {
+        # every setting the dialog does not show is kept as it is (checkpoint retention, the
+        # input-wait watch, context thresholds...), then the dialog's fields on top
+        data: dict[str, Any] = {name: getattr(s, name) for name in type(s).model_fields}
+        data |= {
             "model": self.model_edit.text(),
             "base_url": self.base_url_edit.text().strip() or None,
+            "no_key_needed": self.no_key_check.isChecked(),
+            "agents_md_cap_bytes": s.agents_md_cap_bytes,
             "approval_mode": self.mode_combo.currentData(),
             "sandbox_enabled": self.sandbox_check.isChecked(),
             "chromium_path": self.chromium_edit.text().strip() or None,

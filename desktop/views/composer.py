@@ -101,6 +101,8 @@ class Composer(QFrame):
     #: The user sent a ``*** Begin Patch`` envelope (bare, fenced or as ``apply_patch <<'EOF'``):
     #: it is applied through review instead of being sent as a prompt (issue 13).
     patchSubmitted = Signal(str)
+    #: ``/compact`` was sent: compact the session's context now (issue 14).
+    compactRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -165,6 +167,9 @@ class Composer(QFrame):
         if self._running or not text:
             return
         self.edit.clear()
+        if text == "/compact":
+            self.compactRequested.emit()
+            return
         if is_patch_text(text):
             self.patchSubmitted.emit(text)
             return

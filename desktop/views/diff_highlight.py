@@ -52,6 +52,8 @@ TokenStyle = tuple[str | None, bool, bool]
 """``(colour "#rrggbb" or None, bold, italic)`` for a token type."""
 
 _WORD_RE = re.compile(r"\w+|\s+|[^\w\s]")
+_MAX_WORD_CHARS = 1000
+"""Longest line side word-diffed (chars): difflib on words is quadratic in the worst case."""
 _MIN_SIMILARITY = 0.3
 """Below this difflib ratio two paired lines count as rewritten: no word highlights."""
 _PLAIN = (Text, Whitespace, Text.Whitespace)
@@ -130,6 +132,8 @@ def word_diff(old: str, new: str) -> tuple[tuple[Span, ...], tuple[Span, ...]]:
 
     Lines are split into words, runs of whitespace and single punctuation characters, and
     compared with difflib; lines less than 30 % alike count as rewritten and give no spans.
+    The cost is bounded per line: a side longer than ``_MAX_WORD_CHARS`` (1,000 chars, what
+    the painter draws) gives no spans.
 
     Args:
         old: the deleted line (no terminator).
@@ -138,6 +142,8 @@ def word_diff(old: str, new: str) -> tuple[tuple[Span, ...], tuple[Span, ...]]:
     Returns:
         ``(old_spans, new_spans)``: merged character ranges that differ on each side.
     """
+    if len(old) > _MAX_WORD_CHARS or len(new) > _MAX_WORD_CHARS:
+        return (), ()
     a, b = _WORD_RE.findall(old), _WORD_RE.findall(new)
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     if matcher.ratio() < _MIN_SIMILARITY:

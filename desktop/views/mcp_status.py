@@ -13,7 +13,8 @@ __all__ = ["McpStatusButton"]
 
 class McpStatusButton(QToolButton):
     """``MCP 2/3`` (servers ready / enabled); its menu lists ``git: ready, 12 tools``,
-    ``fs: failed: ...`` (with the last stderr lines in the tooltip) and ``time: disabled``.
+    ``fs: failed: ...`` (with the last stderr lines under it, and all of it in the tooltip)
+    and ``time: disabled``.
 
     Hidden while no local server is configured. Fed with
     :class:`harnesses.mcp.ServerStatus` values through :meth:`set_statuses`.
@@ -42,9 +43,14 @@ class McpStatusButton(QToolButton):
         self.setToolTip("\n".join(self.lines) or "No local MCP servers")
         self.menu.clear()
         for line in self.lines:
-            action = self.menu.addAction(line.splitlines()[0][:120])
+            rows = [row for row in line.splitlines() if row.strip()] or [line]
+            action = self.menu.addAction(rows[0][:120])
             action.setEnabled(False)
             action.setToolTip(line)
+            for detail in rows[1:][-4:]:  # issue 18: a failure's last stderr lines, shown
+                extra = self.menu.addAction("    " + detail.strip()[:120])
+                extra.setEnabled(False)
+                extra.setToolTip(line)
         self.setVisible(bool(statuses))
         self.style().unpolish(self)
         self.style().polish(self)

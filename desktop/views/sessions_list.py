@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from PySide6.QtCore import (
+    QAbstractItemModel,
     QModelIndex,
     QPersistentModelIndex,
+    QPoint,
     QRect,
     QSize,
     Qt,
@@ -23,8 +25,10 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -41,11 +45,17 @@ _ROLE = Qt.ItemDataRole.UserRole
 #: Status -> (glyph, colour, words).
 _STATUS = {
     "running": ("●", "#79c0ff", "running"),
-    "waiting-approval": ("◆", "#e3b341", "waiting for approval"),
+    "waiting-approval": ("◆", "#e3b341", "waiting for you"),
     "done": ("✓", "#7ee787", "done"),
     "failed": ("✗", "#ff7b72", "failed"),
+    "interrupted": ("◐", "#d29922", "interrupted"),
+    "stopped": ("■", "#8b949e", "stopped"),
 }
-_STATUS_ALIASES = {"waiting": "waiting-approval", "waiting_approval": "waiting-approval"}
+_STATUS_ALIASES = {
+    "waiting": "waiting-approval",
+    "waiting_approval": "waiting-approval",
+    "awaiting_approval": "waiting-approval",
+}
 _UNKNOWN = ("○", "#8b949e", "")
 
 
@@ -57,7 +67,8 @@ class SessionSummary:
         id: the session's id (what :attr:`SessionsList.sessionSelected` carries).
         title: a one-line title (usually the first task).
         updated_at: last activity, epoch seconds.
-        status: ``running``, ``waiting-approval``, ``done`` or ``failed``.
+        status: ``running``, ``waiting-approval`` (shown "waiting for you"), ``done``,
+            ``failed``, ``interrupted`` (its process is gone, issue 16) or ``stopped``.
     """
 
     id: str
@@ -155,6 +166,34 @@ class _Delegate(QStyledItemDelegate):
             painter.drawText(second, Qt.AlignmentFlag.AlignVCenter, words)
         painter.restore()
 
+    def createEditor(
+        self,
+        parent: QWidget,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> QWidget:
+        editor = QLineEdit(parent)
+        editor.setObjectName("sessionTitleEditor")
+        editor.setMaxLength(120)
+        return editor
+
+    def setEditorData(self, editor: QWidget, index: QModelIndex | QPersistentModelIndex) -> None:
+        session: SessionSummary = index.data(_ROLE)
+        if isinstance(editor, QLineEdit):
+            editor.setText(session.title)
+            editor.selectAll()
+
+    def setModelData(
+        self,
+        editor: QWidget,
+        model: QAbstractItemModel,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
+        session: SessionSummary = index.data(_ROLE)
+        title = " ".join(editor.text().split()) if isinstance(editor, QLineEdit) else ""
+        if title and title != session.title:
+            self.owner.rename(session.id, title)
+
 
 class SessionsList(QFrame):
     """The sessions of the open repository, newest first, with a "New session" button.
@@ -171,6 +210,8 @@ class SessionsList(QFrame):
     sessionSelected = Signal(str)
     #: The user asked for a new session.
     newSessionRequested = Signal()
+    #: The user renamed session ``id`` to ``title`` (F2, double-click or *Rename…*).
+    sessionRenamed = Signal(str, str)
 
     def __init__(
         self, parent: QWidget | None = None, *, now: Callable[[], float] = time.time
@@ -196,6 +237,12 @@ class SessionsList(QFrame):
         self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.view.setUniformItemSizes(True)
         self.view.currentItemChanged.connect(self._on_current)
+        self.view.setEditTriggers(
+            QAbstractItemView.EditTrigger.EditKeyPressed
+            | QAbstractItemView.EditTrigger.DoubleClicked
+        )
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._context_menu)
         self.empty = QLabel("No sessions yet.\nDescribe a task to start one.")
         self.empty.setObjectName("emptyHint")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -230,7 +277,9 @@ class SessionsList(QFrame):
                     session = SessionSummary(session.id, session.title, session.updated_at, status)
                 item = QListWidgetItem()
                 item.setData(_ROLE, session)
-                item.setToolTip(session.title)
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+                words = _STATUS.get(session.status, _UNKNOWN)[2]
+                item.setToolTip(f"{session.title}\n{words}" if words else session.title)
                 self.view.addItem(item)
             if current is not None:
                 self.select(current)
@@ -263,6 +312,34 @@ class SessionsList(QFrame):
     def sessions(self) -> list[SessionSummary]:
         """The sessions shown, top to bottom."""
         return [self.view.item(row).data(_ROLE) for row in range(self.view.count())]
+
+    def rename(self, session_id: str, title: str) -> None:
+        """Show ``title`` for ``session_id`` at once and emit :attr:`sessionRenamed` (the
+        app stores it in the journal)."""
+        for row in range(self.view.count()):
+            item = self.view.item(row)
+            old: SessionSummary = item.data(_ROLE)
+            if old.id == session_id:
+                item.setData(_ROLE, SessionSummary(old.id, title, old.updated_at, old.status))
+                item.setToolTip(title)
+        self.sessionRenamed.emit(session_id, title)
+
+    def edit_title(self, session_id: str) -> None:
+        """Open the title editor on ``session_id``'s row (no-op for an unknown id)."""
+        for row in range(self.view.count()):
+            item = self.view.item(row)
+            if item.data(_ROLE).id == session_id:
+                self.view.editItem(item)
+                return
+
+    def _context_menu(self, pos: QPoint) -> None:
+        item = self.view.itemAt(pos)
+        if item is None:
+            return
+        session_id = item.data(_ROLE).id
+        menu = QMenu(self)
+        menu.addAction("Rename…", lambda: self.edit_title(session_id))
+        menu.popup(self.view.viewport().mapToGlobal(pos))
 
     def _on_current(self, item: QListWidgetItem | None, _previous: object) -> None:
         if item is not None and not self._quiet:

@@ -11,6 +11,7 @@ from typing import Literal, NamedTuple, TypeAlias
 from desktop.views.ansi import LINE_RESET, AnsiParser, Style
 
 __all__ = [
+    "BlockRecorder",
     "BlockStatus",
     "CommandBlock",
     "Line",
@@ -371,3 +372,100 @@ class TerminalModel:
     def _remove(self, block_id: str) -> None:
         block = self._blocks.pop(block_id)
         self._total_chars -= block.kept_chars()
+
+
+class BlockRecorder:
+    """What the session journal keeps of each command block (issue 16: a reopened session
+    shows its terminal blocks): the header, the exit, the duration and a bounded copy of
+    the (already redacted) output, ``head_chars`` from the start and ``tail_chars`` from
+    the end, with the count of characters left out between them.
+
+    :meth:`finish` returns the ``shell_block`` payload that :meth:`TerminalView.restore_block`
+    (``desktop.views.terminal_view``) shows again: ``{"block_id", "command", "cwd",
+    "sandboxed", "source", "sandbox_note", "started_at" (epoch s), "exit_code", "outcome",
+    "duration_ms", "output": [[stream, text], ...], "omitted_chars", "omitted_at"}`` (the
+    characters left out sit before ``output[omitted_at]``).
+
+    Args:
+        head_chars: characters kept from the start of the output.
+        tail_chars: characters kept from the end.
+    """
+
+    def __init__(self, *, head_chars: int = 4_000, tail_chars: int = 16_000) -> None:
+        self.head_chars = head_chars
+        self.tail_chars = tail_chars
+        self._blocks: dict[str, dict[str, object]] = {}
+
+    def start(
+        self,
+        block_id: str,
+        command: str,
+        cwd: str,
+        sandboxed: bool | None,
+        source: str = "agent",
+        sandbox_note: str | None = None,
+    ) -> None:
+        """A command started (same arguments as ``TerminalView.on_command_started``)."""
+        self._blocks[block_id] = {
+            "block_id": block_id,
+            "command": command,
+            "cwd": cwd,
+            "sandboxed": sandboxed,
+            "source": source,
+            "sandbox_note": sandbox_note,
+            "started_at": time.time(),
+            "head": [],
+            "head_len": 0,
+            "tail": deque(),
+            "tail_len": 0,
+            "omitted_chars": 0,
+        }
+
+    def feed(self, block_id: str, stream: str, text: str) -> None:
+        """Output ``text`` arrived on ``stream``; unknown blocks are ignored."""
+        block = self._blocks.get(block_id)
+        if block is None or not text:
+            return
+        head: list[list[str]] = block["head"]  # type: ignore[assignment]
+        room = self.head_chars - int(block["head_len"])  # type: ignore[call-overload]
+        if room > 0:
+            head.append([stream, text[:room]])
+            block["head_len"] = int(block["head_len"]) + min(room, len(text))  # type: ignore[call-overload]
+            text = text[room:]
+        if not text:
+            return
+        tail: deque[list[str]] = block["tail"]  # type: ignore[assignment]
+        tail.append([stream, text])
+        size = int(block["tail_len"]) + len(text)  # type: ignore[call-overload]
+        while size > self.tail_chars and tail:
+            extra = size - self.tail_chars
+            first = tail[0]
+            if len(first[1]) <= extra:
+                tail.popleft()
+                size -= len(first[1])
+                block["omitted_chars"] = int(block["omitted_chars"]) + len(first[1])  # type: ignore[call-overload]
+            else:
+                first[1] = first[1][extra:]
+                size -= extra
+                block["omitted_chars"] = int(block["omitted_chars"]) + extra  # type: ignore[call-overload]
+        block["tail_len"] = size
+
+    def finish(
+        self, block_id: str, exit_code: int | None, outcome: str, duration_ms: int | None
+    ) -> dict[str, object] | None:
+        """The command ended: its journal payload (``None`` for an unknown block)."""
+        block = self._blocks.pop(block_id, None)
+        if block is None:
+            return None
+        head: list[list[str]] = block.pop("head")  # type: ignore[assignment]
+        output = [*head, *block.pop("tail")]  # type: ignore[misc]
+        for key in ("head_len", "tail_len"):
+            block.pop(key)
+        block.update(
+            exit_code=exit_code,
+            outcome=outcome,
+            duration_ms=duration_ms,
+            output=output,
+            omitted_at=len(head),
+        )
+        return block

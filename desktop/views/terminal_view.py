@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any, cast
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
@@ -592,6 +593,55 @@ class TerminalView(QWidget):
             return
         self.model.finish_block(block_id, exit_code, outcome, duration_ms)
         self._mark(block_id)
+
+    @Slot(object)
+    def restore_block(self, record: Mapping[str, Any]) -> None:
+        """Show a finished block again from the session journal (issue 16: a reopened
+        session shows its terminal blocks): a ``shell_block`` payload as
+        ``desktop.views.terminal_model.BlockRecorder.finish`` makes it. A malformed record
+        (model-made text is untrusted, the journal may be old) is skipped and logged."""
+        try:
+            block_id = str(record["block_id"])
+            started = record.get("started_at")
+            block = self.model.start_block(
+                block_id,
+                str(record.get("command", "")),
+                str(record.get("cwd", "")),
+                cast(Any, record.get("sandboxed")),
+                cast(Any, str(record.get("source", "agent"))),
+                cast(Any, record.get("sandbox_note")),
+                started_at=float(started) if isinstance(started, (int, float)) else None,
+            )
+        except (KeyError, ValueError, TypeError):
+            _log.debug("terminal: a journaled block could not be restored")
+            return
+        output = record.get("output")
+        chunks = output if isinstance(output, list) else []
+        omitted = record.get("omitted_chars")
+        at = record.get("omitted_at")
+        for index, chunk in enumerate(chunks):
+            if index == at and isinstance(omitted, int) and omitted > 0:
+                self.model.append(block_id, "stdout", f"\n… {omitted:,} characters not kept …\n")
+            if isinstance(chunk, (list, tuple)) and len(chunk) == 2:
+                stream = "stderr" if chunk[0] == "stderr" else "stdout"
+                self.model.append(block_id, stream, str(chunk[1]))
+        outcome = str(record.get("outcome", "exit"))
+        exit_code = record.get("exit_code")
+        duration = record.get("duration_ms")
+        self.model.finish_block(
+            block_id,
+            exit_code if isinstance(exit_code, int) else None,
+            outcome if outcome in ("exit", "timeout", "killed") else "exit",
+            duration if isinstance(duration, int) else None,
+        )
+        self._add_widget(block)
+        self._mark(block_id)
+
+    @Slot()
+    def clear_blocks(self) -> None:
+        """Drop every finished block (another session is being shown)."""
+        self.model.clear()
+        self.flush()
 
     @Slot()
     def flush(self) -> None:

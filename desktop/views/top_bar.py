@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from resources import read_text
 
+from .context_meter import ContextMeter
 from .mcp_status import McpStatusButton
 
 __all__ = ["MODES", "TopBar", "format_tokens"]
@@ -127,6 +128,7 @@ class TopBar(QFrame):
         self._protected: list[str] = []
         self.usage = QLabel()
         self.usage.setObjectName("usage")
+        self.context_meter = ContextMeter()  # issue 14: "context: 62% left"
 
         self.mode_menu = QMenu(self)
         group = QActionGroup(self.mode_menu)
@@ -150,6 +152,7 @@ class TopBar(QFrame):
         self.mcp_status.setFixedHeight(_PILL_HEIGHT)
         for widget in (self.model, self.mode_badge, self.sandbox, self.mcp_status, self.usage):
             layout.addWidget(widget)
+        layout.addWidget(self.context_meter)
         self.set_mode("ask")
         self.set_usage(0, 0, 0)
 
@@ -229,6 +232,11 @@ class TopBar(QFrame):
             f"Tokens this session\ninput: {input_tokens:,}\noutput: {output_tokens:,}\n"
             f"total: {total_tokens:,}"
         )
+
+    @Slot(object)
+    def set_context(self, report: object) -> None:
+        """Show the context window left (a ``core.context_window.ContextReport``)."""
+        self.context_meter.set_report(report)  # type: ignore[arg-type]
 
     @Slot()
     def show_mode_menu(self) -> None:

@@ -64,12 +64,16 @@ class GitBackend:
         git_dir: the store (a bare repository outside the workspace, unless ``data_dir``
             is inside it, in which case it is excluded from snapshots).
         user_repo: the user's repository when the workspace is its top level, else ``None``.
+        present: object ids known to be in the store (copied there by an earlier
+            checkpoint), so a checkpoint copies and checks only the user's new blobs;
+            cleared when the store is garbage-collected.
     """
 
     def __init__(self, workspace: Path, data_dir: Path | None) -> None:
         self.workspace = Path(os.path.realpath(workspace))
         self.user_repo: UserRepo | None = find_repo(self.workspace)
         self.git_dir = store_path(self.workspace, data_dir)
+        self.present: set[str] = set()
         self._init_store()
 
     @property

@@ -57,11 +57,14 @@ class Recoverability:
         covered: ``(path, bytes)`` of the untracked/ignored files it would hold.
         lost: ``(path, bytes)`` over the cap: not recoverable after the command.
         ignored_lost: how many of ``lost`` are ignored files (the rest are untracked).
+        unknown: why what it removes could not be listed (git failed...), else ``None``;
+            the command still runs only after a checkpoint succeeds.
     """
 
     covered: tuple[tuple[str, int], ...]
     lost: tuple[tuple[str, int], ...]
     ignored_lost: int = 0
+    unknown: str | None = None
 
     @property
     def lost_bytes(self) -> int:
@@ -71,7 +74,12 @@ class Recoverability:
     def summary(self) -> str:
         """One line for the prompt, e.g. ``"2 ignored files, 1.3 GB, are over the cap and
         will not be recoverable"``; ``"everything it removes is recoverable"`` when nothing
-        is lost."""
+        is lost; when it could not be told, says so."""
+        if self.unknown is not None:
+            return (
+                f"what the checkpoint will hold could not be checked ({self.unknown}); "
+                "the command runs only if its checkpoint succeeds"
+            )
         if not self.lost:
             return "everything it removes is recoverable"
         n = len(self.lost)
@@ -112,9 +120,10 @@ def plan_cap(workspace: Path, candidates: Iterable[str], cap_bytes: int) -> CapP
         The :class:`CapPlan`. A symlink counts as the length of its target string.
     """
     sized: list[tuple[int, str]] = []
+    base = os.fspath(workspace) + os.sep  # plain strings: 10k lstat calls without pathlib
     for rel in set(candidates):
         try:
-            st = os.lstat(workspace / rel)
+            st = os.lstat(base + rel)
         except OSError:
             continue
         sized.append((st.st_size, rel))

@@ -54,12 +54,14 @@ def capture_repo(g: GitBackend) -> tuple[str | None, dict[str, Any], list[str]]:
         (merged if stage == "0" else unmerged).append(record)
         if mode != _GITLINK:
             blobs.append(oid)
-    _parts.copy_objects(repo.git_dir, store, ws, blobs)
+    fresh = [oid for oid in blobs if oid not in g.present]  # the rest: copied earlier
+    _parts.copy_objects(repo.git_dir, store, ws, fresh)
     with g.temp_index(seed=False) as index:
         if merged:
             payload = ("\0".join(merged) + "\0").encode("utf-8", "surrogateescape")
             g.run("update-index", "-z", "--index-info", index=index, stdin=payload)
-        index_tree = g.run("write-tree", index=index)
+        index_tree = g.run("write-tree", index=index)  # fails if a blob is missing
+    g.present.update(fresh)
 
     state = _parts.read_refs(repo.git_dir, ws)
     need = _parts.missing(store, ws, state.commits)

@@ -20,7 +20,15 @@ from pathlib import Path
 
 from harnesses.vcs import GitResult, run_git
 
-__all__ = ["RefsState", "copy_objects", "closure", "missing", "read_refs", "write_shallow"]
+__all__ = [
+    "RefsState",
+    "commit_messages",
+    "copy_objects",
+    "closure",
+    "missing",
+    "read_refs",
+    "write_shallow",
+]
 
 _STASH = "refs/stash"
 _ZERO_CHARS = frozenset("0")
@@ -134,6 +142,31 @@ def parents_of(git_dir: Path, cwd: Path, commits: Sequence[str]) -> dict[str, li
             if line.startswith(b"parent "):
                 found.append(line[7:].decode("ascii").strip())
         out[oid] = found
+    return out
+
+
+def commit_messages(git_dir: Path, cwd: Path, commits: Sequence[str]) -> dict[str, str]:
+    """``commit -> message`` (what ``%(contents)`` shows) for several commits, from one
+    ``cat-file --batch``; commits ``git_dir`` lacks, and other objects, are left out."""
+    wanted = list(dict.fromkeys(commits))
+    if not wanted:
+        return {}
+    raw = _git(
+        git_dir, cwd, "cat-file", "--batch", stdin=("\n".join(wanted) + "\n").encode()
+    ).stdout
+    out: dict[str, str] = {}
+    pos = 0
+    for oid in wanted:
+        end = raw.index(b"\n", pos)
+        header = raw[pos:end].decode("ascii", "replace").split(" ")
+        pos = end + 1
+        if len(header) < 3 or header[1] == "missing":
+            continue
+        size = int(header[2])
+        body = raw[pos : pos + size]
+        pos += size + 1
+        if header[1] == "commit":
+            out[oid] = body.partition(b"\n\n")[2].decode("utf-8", "replace")
     return out
 
 

@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import os
+import stat
 import threading
 import time
 import uuid
@@ -27,9 +28,11 @@ from ._cap import (
     plan_cap,
 )
 from ._capture import capture_repo, parts_refs, write_back
+from ._parts import commit_messages
 
 __all__ = [
     "DEFAULT_CAP_BYTES",
+    "FILES_TOUCHED_KEPT",
     "DEFAULT_RETENTION",
     "REF_PREFIX",
     "SCHEMA",
@@ -67,6 +70,11 @@ refs and stash alone.
 Schema 1 (no ``schema`` key): checkpoints kept under ``refs/tandem/checkpoints/`` inside the
 user's repository by earlier versions; they are left where they are and not listed."""
 
+FILES_TOUCHED_KEPT = 100
+"""At most this many paths of ``files_touched`` are kept in a checkpoint's commit message
+(``meta["files_touched_count"]`` says how many there were), so a first checkpoint of a
+10,000-file folder has a short message and listing stays cheap."""
+
 _T = TypeVar("_T")
 _META_KEY = "tandem-checkpoint: "
 _GITLINK = "160000"
@@ -87,7 +95,8 @@ class Checkpoint:
         created_at: creation time, seconds since the epoch.
         turn: the agent turn it precedes, if given.
         label: human-readable label.
-        files_touched: paths that differ from the parent checkpoint (or ``HEAD``), sorted.
+        files_touched: paths that differ from the previous checkpoint (or ``HEAD``), sorted;
+            at most :data:`FILES_TOUCHED_KEPT` of them (the first ones).
         kind: ``checkpoint``, or ``pre-restore`` for the automatic snapshot a restore takes.
         restored_to: for ``pre-restore``, the id of the checkpoint that was restored.
         base: the user's ``HEAD`` commit when the snapshot was taken (``None``: no repository
@@ -96,6 +105,8 @@ class Checkpoint:
             recoverable from this checkpoint.
         parts: what the checkpoint holds (``worktree``, and ``index``/``refs``/``stash`` in a
             repository) and where (see :data:`SCHEMA`).
+        files_touched_count: how many paths differ (``len(files_touched)`` unless it was
+            cut to :data:`FILES_TOUCHED_KEPT`).
     """
 
     id: str
@@ -110,6 +121,7 @@ class Checkpoint:
     base: str | None = None
     skipped: tuple[tuple[str, int], ...] = ()
     parts: tuple[str, ...] = ("worktree",)
+    files_touched_count: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +154,7 @@ def retention_from_settings(settings: Any) -> Retention:
         max_age_s=settings.checkpoint_keep_days * 86400.0,
         min_age_s=settings.checkpoint_min_age_minutes * 60.0,
     )
+
 
 _Checkpoints = list[Checkpoint]
 _Paths = list[str]
@@ -195,6 +208,9 @@ class CheckpointStore:
         self._data_dir = data_dir
         self._backend: GitBackend | None = None
         self._lock = threading.Lock()
+        #: ref -> (commit, (created_ns, checkpoint) or None): listing parses only new refs
+        self._listed: dict[str, tuple[str, tuple[int, Checkpoint] | None]] = {}
+        self._index_commits: dict[str, str] = {}  # index tree -> its container commit
 
     @property
     def location(self) -> Path:
@@ -211,6 +227,7 @@ class CheckpointStore:
         removes: Sequence[str] = (),
         removes_unknown: bool = False,
         git_clean: Sequence[Sequence[str]] = (),
+        git_clean_cwds: Sequence[str | None] = (),
     ) -> Checkpoint:
         """Snapshot the working tree, index, refs and stash now.
 
@@ -226,6 +243,12 @@ class CheckpointStore:
             git_clean: the arguments after ``git clean`` of each clean about to run
                 (``Decision.git_clean``); the files ``git clean -n`` with the same
                 selecting options lists are held too (options not understood: ``-d -x``).
+            git_clean_cwds: the directory each of ``git_clean`` runs in (absolute, or
+                relative to the workspace; ``cd src && git clean ..``, ``git -C src clean``),
+                ``None`` when only known at run time; missing entries: the workspace. The
+                dry run runs there; when the directory is unknown, outside the workspace or
+                the listing fails, the widest listing (every untracked and ignored file of
+                the workspace, ``git clean -n -d -x``) is held instead, within the cap.
 
         Returns:
             The new checkpoint; :attr:`Checkpoint.skipped` says what the cap left out.
@@ -234,7 +257,7 @@ class CheckpointStore:
             CheckpointError: git failed.
         """
         return await self._call(
-            self._create_retained, label, turn, removes, removes_unknown, git_clean
+            self._create_retained, label, turn, removes, removes_unknown, git_clean, git_clean_cwds
         )
 
     async def recoverability(
@@ -242,17 +265,20 @@ class CheckpointStore:
         removes: Sequence[str] = (),
         removes_unknown: bool = False,
         git_clean: Sequence[Sequence[str]] = (),
+        git_clean_cwds: Sequence[str | None] = (),
     ) -> Recoverability:
         """What a checkpoint before a destructive command would make recoverable.
 
         Args:
-            removes, removes_unknown, git_clean: as for :meth:`create`.
+            removes, removes_unknown, git_clean, git_clean_cwds: as for :meth:`create`.
 
         Returns:
             The :class:`Recoverability` (its ``summary()`` is the approval prompt's line,
             e.g. "2 ignored files, 1.3 GB, are over the cap and will not be recoverable").
         """
-        return await self._call(self._recoverability, removes, removes_unknown, git_clean)
+        return await self._call(
+            self._recoverability, removes, removes_unknown, git_clean, git_clean_cwds
+        )
 
     async def prune(
         self,
@@ -281,6 +307,20 @@ class CheckpointStore:
     async def ensure(self, label: str, *, turn: int | None = None) -> Checkpoint:
         """The latest checkpoint if the working tree still equals it, else a new one."""
         return await self._call(self._ensure, label, turn)
+
+    async def unheld(self, paths: Sequence[str]) -> _Paths:
+        """The existing files among ``paths`` whose current content the latest checkpoint
+        does not hold (ignored files, files created or changed since): what a write that
+        deletes or overwrites them would lose for good (issue 12, red-team finding 8).
+
+        Args:
+            paths: files relative to the workspace (POSIX).
+
+        Returns:
+            The subset, in order; missing files are left out. Any doubt (no checkpoint
+            yet, git failing, an unreadable file) counts as not held.
+        """
+        return await self._call(self._unheld, list(paths))
 
     async def list(self) -> _Checkpoints:
         """All checkpoints, oldest first."""
@@ -372,13 +412,21 @@ class CheckpointStore:
         removes_unknown: bool = False,
         git_clean: Sequence[Sequence[str]] = (),
         extra: Sequence[str] = (),
+        git_clean_cwds: Sequence[str | None] = (),
     ) -> Checkpoint:
         g = self._git
         g.refresh_repo()
-        targets = [*extra, *self._removal_targets(removes, removes_unknown, git_clean)]
+        targets = [
+            *extra,
+            *self._removal_targets(removes, removes_unknown, git_clean, git_clean_cwds),
+        ]
         tree, plan = g.snapshot_tree(targets, self.cap_bytes)
         try:
-            index_tree, repo_meta, keep = capture_repo(g)
+            try:
+                index_tree, repo_meta, keep = capture_repo(g)
+            except GitError:
+                g.present.clear()  # the store lost an object (gc elsewhere): copy all again
+                index_tree, repo_meta, keep = capture_repo(g)
         except GitError as exc:
             # a damaged repository: still keep the working tree (better than nothing)
             _log.warning("checkpoint: index/refs/stash not captured (%s)", exc.returncode)
@@ -409,15 +457,21 @@ class CheckpointStore:
         parts: dict[str, str] = {"worktree": "tree"}
         parents: list[str] = []
         if index_tree is not None:
-            index_commit = g.run(
-                "commit-tree",
-                "--no-gpg-sign",
-                index_tree,
-                "-F",
-                "-",
-                stdin=b"tandem checkpoint index\n",
-                identity=True,
-            )
+            index_commit = self._index_commits.get(index_tree)
+            if index_commit is None or index_commit not in g.present:
+                index_commit = g.run(
+                    "commit-tree",
+                    "--no-gpg-sign",
+                    index_tree,
+                    "-F",
+                    "-",
+                    stdin=b"tandem checkpoint index\n",
+                    identity=True,
+                )
+                # the same staged content next time: the same container commit (it stays
+                # reachable as long as a checkpoint names it; gc clears ``present``)
+                self._index_commits = {index_tree: index_commit}
+                g.present.add(index_commit)
             parents.append(index_commit)
             parts.update({"index": "parent:1", "refs": "meta", "stash": "meta"})
         extra_held = sorted({rel for rel, _ in plan.included} & set(targets))
@@ -428,7 +482,8 @@ class CheckpointStore:
             "turn": turn,
             "kind": kind,
             "restored_to": restored_to,
-            "files_touched": list(files),
+            "files_touched": list(files[:FILES_TOUCHED_KEPT]),
+            "files_touched_count": len(files),
             "base": base,
             "parts": parts,
             "previous": latest.id if latest else None,
@@ -440,7 +495,25 @@ class CheckpointStore:
         args = ["commit-tree", "--no-gpg-sign", tree, "-F", "-"]
         for parent in parents:
             args[3:3] = ["-p", parent]
-        commit = g.run(*args, stdin=message.encode("utf-8"), identity=True)
+        try:
+            commit = g.run(*args, stdin=message.encode("utf-8"), identity=True)
+        except GitError:
+            if not parents:
+                raise
+            # a reused index commit was pruned by another process's gc: make it again
+            g.present.clear()
+            self._index_commits = {}
+            fresh_index = g.run(
+                "commit-tree",
+                "--no-gpg-sign",
+                str(index_tree),
+                "-F",
+                "-",
+                stdin=b"tandem checkpoint index\n",
+                identity=True,
+            )
+            args[args.index(parents[0])] = fresh_index
+            commit = g.run(*args, stdin=message.encode("utf-8"), identity=True)
         parts_refs(g, cid, keep)
         ref = REF_PREFIX + cid
         g.run("update-ref", "-m", "tandem checkpoint", ref, commit, "")
@@ -451,12 +524,13 @@ class CheckpointStore:
             created_at=now,
             turn=turn,
             label=label,
-            files_touched=files,
+            files_touched=files[:FILES_TOUCHED_KEPT],
             kind="pre-restore" if kind == "pre-restore" else "checkpoint",
             restored_to=restored_to,
             base=base,
             skipped=plan.skipped,
             parts=tuple(parts),
+            files_touched_count=len(files),
         )
 
     def _create_retained(
@@ -466,39 +540,123 @@ class CheckpointStore:
         removes: Sequence[str],
         removes_unknown: bool,
         git_clean: Sequence[Sequence[str]],
+        git_clean_cwds: Sequence[str | None] = (),
     ) -> Checkpoint:
-        made = self._create(label, turn, "checkpoint", None, removes, removes_unknown, git_clean)
+        made = self._create(
+            label,
+            turn,
+            "checkpoint",
+            None,
+            removes,
+            removes_unknown,
+            git_clean,
+            git_clean_cwds=git_clean_cwds,
+        )
         self._retain()
         return made
 
     def _removal_targets(
-        self, removes: Sequence[str], removes_unknown: bool, git_clean: Sequence[Sequence[str]]
+        self,
+        removes: Sequence[str],
+        removes_unknown: bool,
+        git_clean: Sequence[Sequence[str]],
+        git_clean_cwds: Sequence[str | None] = (),
     ) -> _Paths:
         g = self._git
         found = expand_targets(self.workspace, removes)
-        cleans: list[list[str]] = [clean_dry_run_args(list(args)) for args in git_clean]
+        root = str(self.workspace)
+        cwds = list(git_clean_cwds)
+        cleans: list[tuple[list[str], str | None]] = [
+            (clean_dry_run_args(list(args)), cwds[i] if i < len(cwds) else root)
+            for i, args in enumerate(git_clean)
+        ]
         if removes_unknown:
-            cleans.append(clean_dry_run_args(None))
-        for args in cleans:
+            cleans.append((clean_dry_run_args(None), root))
+        widest = False
+        for args, cwd in cleans:
             if g.user_repo is None:
                 found.extend(expand_targets(self.workspace, ["."]))
                 break
+            listed = None if cwd is None else self._clean_listing(args, Path(cwd))
+            if listed is None:  # unknown directory or a listing error: the widest listing
+                if widest:
+                    continue
+                widest = True
+                listed = self._clean_listing(clean_dry_run_args(None), self.workspace)
+                if listed is None:  # not even that: every file of the workspace, capped
+                    found.extend(expand_targets(self.workspace, ["."]))
+                    continue
+            found.extend(expand_targets(self.workspace, listed))
+        return list(dict.fromkeys(found))
+
+    def _clean_listing(self, args: Sequence[str], cwd: Path) -> _Paths | None:
+        """What ``git clean <args>`` (a dry run) lists when run in ``cwd``, as absolute
+        paths; ``None`` when ``cwd`` is not inside the workspace or git fails (a pathspec
+        outside the repository, a missing folder)."""
+        g = self._git
+        assert g.user_repo is not None
+        full = Path(os.path.normpath(cwd if cwd.is_absolute() else self.workspace / cwd))
+        if full != self.workspace and self.workspace not in full.parents:
+            return None
+        if not full.is_dir():
+            return None
+        try:
             out = run_git(
                 ["clean", *args],
-                cwd=self.workspace,
+                cwd=full,
                 git_dir=g.user_repo.git_dir,
                 work_tree=self.workspace,
             ).text
-            listed = parse_clean_output(out)
-            found.extend(expand_targets(self.workspace, [p.rstrip("/") for p in listed]))
-        return list(dict.fromkeys(found))
+        except GitError as exc:
+            _log.warning("checkpoint: git clean -n in %s failed (%s)", full, exc.returncode)
+            return None
+        return [os.path.join(full, p.rstrip("/")) for p in parse_clean_output(out)]
+
+    def _unheld(self, paths: Sequence[str]) -> _Paths:
+        latest = self._latest()
+        out: _Paths = []
+        for rel in paths:
+            full = self.workspace / rel
+            try:
+                st = os.lstat(full)
+            except OSError:
+                continue
+            if latest is None or not self._holds(latest.commit, rel, full, st):
+                out.append(rel)
+        return out
+
+    def _holds(self, commit: str, rel: str, full: Path, st: os.stat_result) -> bool:
+        """Whether ``commit``'s tree has ``rel`` with the bytes (or link target) on disk."""
+        try:
+            entry = self._git.run("ls-tree", "-z", commit, "--", rel, strip=False)
+            header, _, name = entry.rstrip("\0").partition("\t")
+            if name != rel:
+                return False
+            mode, kind, oid = header.split(" ")
+            if kind != "blob":
+                return False
+            if stat.S_ISLNK(st.st_mode):
+                held = self._git.run("cat-file", "blob", oid, strip=False)
+                return mode == "120000" and held == os.readlink(full)
+            if not stat.S_ISREG(st.st_mode) or mode == "120000":
+                return False
+            data = run_git(
+                ["cat-file", "blob", oid], cwd=self.workspace, git_dir=self._git.git_dir
+            ).stdout
+            return data == full.read_bytes()
+        except (GitError, OSError, ValueError):
+            return False
 
     def _recoverability(
-        self, removes: Sequence[str], removes_unknown: bool, git_clean: Sequence[Sequence[str]]
+        self,
+        removes: Sequence[str],
+        removes_unknown: bool,
+        git_clean: Sequence[Sequence[str]],
+        git_clean_cwds: Sequence[str | None] = (),
     ) -> Recoverability:
         g = self._git
         g.refresh_repo()
-        targets = self._removal_targets(removes, removes_unknown, git_clean)
+        targets = self._removal_targets(removes, removes_unknown, git_clean, git_clean_cwds)
         untracked = g.untracked()
         known = set(untracked) | g.user_tracked()
         targets = [t for t in targets if t not in known or t in set(untracked)]
@@ -529,18 +687,25 @@ class CheckpointStore:
         return _state_meta(g, a) == _state_meta(g, b) and a.skipped == b.skipped
 
     def _list(self) -> _Checkpoints:
-        out = self._git.run(
-            "for-each-ref", "--format=%(objectname)%00%(refname)%00%(contents)%1e", REF_PREFIX
-        )
-        items: list[tuple[int, Checkpoint]] = []
-        for record in out.split("\x1e"):
-            record = record.lstrip("\n")
-            if not record:
-                continue
-            commit, ref, message = record.split("\0", 2)
-            parsed = _parse(commit, ref, message)
-            if parsed is not None:
-                items.append(parsed)
+        """All checkpoints, oldest first: the refs are listed (names and ids only) and only
+        the commits not seen before are read (one ``cat-file --batch``)."""
+        out = self._git.run("for-each-ref", "--format=%(objectname) %(refname)", REF_PREFIX)
+        current: dict[str, str] = {}
+        for line in out.splitlines():
+            commit, _, ref = line.partition(" ")
+            if ref:
+                current[ref] = commit
+        fresh = [c for r, c in current.items() if self._listed.get(r, ("",))[0] != c]
+        messages = commit_messages(self._git.git_dir, self.workspace, fresh) if fresh else {}
+        listed: dict[str, tuple[str, tuple[int, Checkpoint] | None]] = {}
+        for ref, commit in current.items():
+            known = self._listed.get(ref)
+            if known is not None and known[0] == commit:
+                listed[ref] = known
+            elif commit in messages:
+                listed[ref] = (commit, _parse(commit, ref, messages[commit]))
+        self._listed = listed
+        items = [parsed for _commit, parsed in listed.values() if parsed is not None]
         items.sort(key=lambda pair: (pair[0], pair[1].id))
         return [cp for _, cp in items]
 
@@ -696,6 +861,7 @@ class CheckpointStore:
     def _gc(self) -> None:
         """Drop unreachable objects: repack what is reachable, prune the rest (door)."""
         g = self._git
+        g.present.clear()
         g.run("repack", "-a", "-d", "-q")
         g.run("prune", "--expire=now")
 
@@ -779,6 +945,7 @@ def _parse(commit: str, ref: str, message: str) -> tuple[int, Checkpoint] | None
     restored = meta.get("restored_to")
     base = meta.get("base")
     files = meta.get("files_touched") or []
+    count = meta.get("files_touched_count")
     skipped_raw = meta.get("skipped") or []
     skipped = tuple(
         (str(item[0]), int(item[1]))
@@ -799,6 +966,9 @@ def _parse(commit: str, ref: str, message: str) -> tuple[int, Checkpoint] | None
         base=base if isinstance(base, str) else None,
         skipped=skipped,
         parts=tuple(str(k) for k in parts) if isinstance(parts, dict) else ("worktree",),
+        files_touched_count=count
+        if isinstance(count, int) and count >= 0
+        else (len(files) if isinstance(files, list) else 0),
     )
 
 

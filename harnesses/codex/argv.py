@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,6 +13,8 @@ from core.tools.codex import CodexExecArgs
 __all__ = [
     "PROVIDER_ID",
     "SHELL_EXCLUDE_KEY",
+    "SHELL_SNAPSHOT_KEY",
+    "key_reader",
     "build_argv",
     "provider_config",
     "shell_env_excludes",
@@ -25,6 +28,43 @@ PROVIDER_ID = "tandem"
 #: The CLI setting naming variables its shell commands do not inherit (globs).
 SHELL_EXCLUDE_KEY = "shell_environment_policy.exclude"
 _KEY_VARIABLES = ("CODEX_API_KEY", "OPENAI_API_KEY")
+
+#: The CLI feature that runs the user's login shell with Codex's whole environment at start-up
+#: to snapshot it (a process whose ``environ`` any command could read); turned off per run.
+SHELL_SNAPSHOT_KEY = "features.shell_snapshot"
+
+#: Reads the pipe whose fd is ``argv[1]`` to its end and prints it (the provider's token).
+_READ_PIPE = (
+    "import os,sys\n"
+    "fd=int(sys.argv[1]);data=b''\n"
+    "while chunk:=os.read(fd,65536): data+=chunk\n"
+    "if not data:\n"
+    "    sys.exit('the server refused the key (HTTP 401 Unauthorized); Tandem hands Codex its "
+    "key once, so check the key and base URL in Settings')\n"
+    "sys.stdout.buffer.write(data)"
+)
+
+
+def key_reader(fd: int) -> dict[str, Any]:
+    """The provider ``auth`` table that makes the CLI read its bearer token from pipe ``fd``.
+
+    The CLI 0.171.0 runs ``auth.command`` once, before its first request, takes its stdout as
+    the token and keeps it (``refresh_interval_ms = 0``: no timed refresh; a failed refresh
+    keeps the cached token, checked with the CLI). The pipe is read to its end, so the key is
+    nowhere afterwards: not in an environment, not in a command line, not in a file
+    (red-team finding 6). The commands Codex runs do not inherit ``fd`` (the CLI closes it).
+    The CLI runs the command again only after the server refused the token (HTTP 401); the
+    pipe is empty then, and the reader fails with a message saying so.
+
+    Returns:
+        ``{"command": <python>, "args": ["-S", "-I", "-c", <reader>, "<fd>"],
+        "refresh_interval_ms": 0}``.
+    """
+    return {
+        "command": sys.executable,
+        "args": ["-S", "-I", "-c", _READ_PIPE, str(int(fd))],
+        "refresh_interval_ms": 0,
+    }
 
 
 def shell_env_excludes(configured: Any = None) -> list[str]:
@@ -65,10 +105,13 @@ def toml_literal(value: Any) -> str:
     raise TypeError(f"cannot write {type(value).__name__} as a TOML config value")
 
 
-def provider_config(base_url: str, *, with_key: bool) -> dict[str, Any]:
+def provider_config(base_url: str, *, key_fd: int | None = None) -> dict[str, Any]:
     """``--config`` entries selecting a Responses provider at ``base_url``.
 
-    ``with_key`` adds ``env_key = "CODEX_API_KEY"`` (sent as ``Authorization: Bearer``).
+    ``key_fd`` (the read end of a pipe holding the key, inherited by the CLI) adds the
+    provider's ``auth`` command (:func:`key_reader`; sent as ``Authorization: Bearer``). No
+    ``env_key``: a key in the CLI's environment is readable by a root command from
+    ``/proc/<codex>/environ``. ``None``: a keyless server, no ``Authorization`` header.
     """
     prefix = f"model_providers.{PROVIDER_ID}"
     config: dict[str, Any] = {
@@ -77,8 +120,8 @@ def provider_config(base_url: str, *, with_key: bool) -> dict[str, Any]:
         f"{prefix}.base_url": base_url,
         f"{prefix}.wire_api": "responses",
     }
-    if with_key:
-        config[f"{prefix}.env_key"] = "CODEX_API_KEY"
+    if key_fd is not None:
+        config[f"{prefix}.auth"] = key_reader(key_fd)
     return config
 
 

@@ -24,7 +24,13 @@ from core.tools.codex import (
 )
 from harnesses.spawn import finish, kill_now, spawn, terminate
 
-from .argv import SHELL_EXCLUDE_KEY, build_argv, provider_config, shell_env_excludes
+from .argv import (
+    SHELL_EXCLUDE_KEY,
+    SHELL_SNAPSHOT_KEY,
+    build_argv,
+    provider_config,
+    shell_env_excludes,
+)
 from .binary import resolve_codex_binary
 from .environment import KEY_ENV_NAMES, build_child_env, codex_home, needs_private_tmpdir
 
@@ -47,9 +53,14 @@ class SubprocessCodexExec:
     inside ``CODEX_HOME``; a ``--output-schema`` file lives in a ``codex-output-schema-*``
     temp dir. Both are removed afterwards.
 
-    The key reaches the CLI alone: ``CODEX_API_KEY`` is the provider's ``env_key`` and every
-    run adds ``shell_environment_policy.exclude`` for the key variables, so the commands
-    Codex runs never see it (checked with ``env`` against the real CLI 0.171.0).
+    The key reaches the CLI alone. With a provider override (``base_url``), it is not in the
+    CLI's environment at all: Tandem writes it into a pipe, the CLI inherits the read end and
+    its provider ``auth`` command reads it once (:func:`harnesses.codex.argv.key_reader`), so
+    no ``/proc/<pid>/environ`` or ``cmdline`` of the supervisor, its init, the CLI or the
+    commands it runs holds it, even for a root command in full access (red-team finding 6).
+    Every run also adds ``shell_environment_policy.exclude`` for the key variables and turns
+    the CLI's shell snapshot off (``features.shell_snapshot = false``: a login shell that
+    would run with the CLI's whole environment), unless ``options.config`` sets it.
 
     Args:
         options: binary, base URL, API key, environment, stream limit and extra config.
@@ -82,15 +93,26 @@ class SubprocessCodexExec:
         self.last_pid: int | None = None
         self.last_stderr = ""
 
-    def _extra_config(self, env: dict[str, str]) -> dict[str, object]:
+    def _extra_config(self, env: dict[str, str], key_fd: int | None = None) -> dict[str, object]:
+        """The ``--config`` pairs of a run: the provider override (with the key pipe's
+        ``key_fd``), the user's config, the shell-environment excludes, no shell snapshot."""
         config: dict[str, object] = {}
         if self.options.base_url and not self.use_login:
-            config.update(
-                provider_config(self.options.base_url, with_key=bool(env.get("CODEX_API_KEY")))
-            )
+            config.update(provider_config(self.options.base_url, key_fd=key_fd))
         config.update(self.options.config or {})
         config[SHELL_EXCLUDE_KEY] = shell_env_excludes(config.get(SHELL_EXCLUDE_KEY))
+        config.setdefault(SHELL_SNAPSHOT_KEY, False)
         return config
+
+    def _take_key(self, env: dict[str, str]) -> str | None:
+        """Remove the key variables from ``env`` when the key goes through the pipe (a
+        provider override); return the key (``None``: none, or the CLI's own provider)."""
+        if not self.options.base_url or self.use_login:
+            return None
+        key = env.get("CODEX_API_KEY") or env.get("OPENAI_API_KEY")
+        for name in KEY_ENV_NAMES:
+            env.pop(name, None)
+        return key or None
 
     def _child_env(self) -> dict[str, str]:
         """The child's environment: with the session's key (``CODEX_API_KEY``, the provider's
@@ -123,6 +145,7 @@ class SubprocessCodexExec:
         binary = resolve_codex_binary(self.options.codex_path_override)
         limit = resolve_stream_limit(self.options.codex_subprocess_stream_limit_bytes, os.environ)
         env = self._child_env()
+        key_fd = _key_pipe(self._take_key(env))
         cleanup: list[Path] = []
         try:
             if needs_private_tmpdir(env):
@@ -140,16 +163,24 @@ class SubprocessCodexExec:
             argv = build_argv(
                 args,
                 output_schema_path=str(schema_path) if schema_path else None,
-                extra_config=self._extra_config(env),
+                extra_config=self._extra_config(env, key_fd),
             )
-            async for line in self._spawn(binary, argv, env, args, limit):
+            async for line in self._spawn(binary, argv, env, args, limit, key_fd):
                 yield line
         finally:
+            if key_fd is not None:  # the CLI has its own copy (or never started)
+                os.close(key_fd)
             for path in cleanup:
                 shutil.rmtree(path, ignore_errors=True)
 
     async def _spawn(
-        self, binary: str, argv: list[str], env: dict[str, str], args: CodexExecArgs, limit: int
+        self,
+        binary: str,
+        argv: list[str],
+        env: dict[str, str],
+        args: CodexExecArgs,
+        limit: int,
+        key_fd: int | None = None,
     ) -> AsyncGenerator[str, None]:
         loop = asyncio.get_running_loop()
         transport, protocol = await spawn(
@@ -159,6 +190,7 @@ class SubprocessCodexExec:
             protocol_factory=lambda: asyncio.subprocess.SubprocessStreamProtocol(limit, loop),
             grace_ms=int(self.terminate_grace_seconds * 1000),
             stdin=asyncio.subprocess.PIPE,
+            pass_fds=() if key_fd is None else (key_fd,),
         )
         proc = asyncio.subprocess.Process(transport, protocol, loop)  # type: ignore[arg-type]
         self.last_pid = proc.pid
@@ -249,6 +281,25 @@ def _with_handed_over_key(options: CodexOptions) -> CodexOptions:
         return options
     key = handed_over("CODEX_API_KEY") or handed_over("OPENAI_API_KEY")
     return dataclasses.replace(options, api_key=key) if key else options
+
+
+def _key_pipe(key: str | None) -> int | None:
+    """A pipe holding ``key`` (written, write end closed); returns the read end, or ``None``
+    without a key. Raises ``RuntimeError`` for a key larger than the pipe (64 KiB)."""
+    if not key:
+        return None
+    read, write = os.pipe()  # close-on-exec: only ``pass_fds`` hands ``read`` on
+    try:
+        os.set_blocking(write, False)
+        data = key.encode("utf-8")
+        if os.write(write, data) != len(data):
+            raise BlockingIOError
+    except BlockingIOError:
+        os.close(read)
+        raise RuntimeError("The API key is too long to hand to the Codex CLI.") from None
+    finally:
+        os.close(write)
+    return read
 
 
 def _signal_group(pgid: int, sig: int) -> None:

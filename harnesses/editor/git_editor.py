@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -24,7 +24,7 @@ from .review import Proposal, ReviewOutcome, ReviewQueue
 if TYPE_CHECKING:
     from ..checkpoints import CheckpointStore
 
-__all__ = ["EditorMode", "GitAwareEditor"]
+__all__ = ["BeforeOverwrite", "EditorMode", "GitAwareEditor"]
 
 _log = logging.getLogger("harnesses")
 
@@ -33,6 +33,10 @@ EditorMode = Literal["review", "immediate"]
 ``immediate``: operations land at once (modes *auto* / *full access*)."""
 
 _STALE_NOTE = "file changed on disk since the proposal; re-applied against the new content"
+
+BeforeOverwrite = Callable[[list[str]], Awaitable[str | None]]
+"""Called with the existing files (relative, POSIX) a write is about to delete or overwrite;
+returns ``None`` to let it land, or the model-visible reason it must not."""
 
 
 def _apply_diff(
@@ -80,12 +84,17 @@ class GitAwareEditor:
         mode: EditorMode = "review",
         queue: ReviewQueue | None = None,
         checkpoints: CheckpointStore | None = None,
+        before_overwrite: BeforeOverwrite | None = None,
     ) -> None:
         """Args:
         workspace: root directory every path is confined to.
         mode: ``"review"`` or ``"immediate"``.
         queue: where proposals wait in review mode (a fresh one if ``None``).
         checkpoints: store used to snapshot the tree before writing, or ``None``.
+        before_overwrite: awaited before a delete or an update lands (the file it removes
+            or rewrites); a reason it returns refuses the write, nothing written. The
+            workspace checkpoints an ignored or not-yet-checkpointed file there, so a
+            restore brings it back (red-team finding 8).
 
         Raises:
             ValueError: unknown ``mode`` or ``workspace`` is not a directory.
@@ -102,6 +111,7 @@ class GitAwareEditor:
         self._mode: EditorMode = mode
         self.queue = queue if queue is not None else ReviewQueue()
         self.checkpoints = checkpoints
+        self.before_overwrite = before_overwrite
         self._write_lock = threading.Lock()
 
     @property
@@ -172,8 +182,19 @@ class GitAwareEditor:
         nothing is written). The queue is not involved.
 
         Returns:
-            The result the model would have seen (``"Applied 2 of 3 hunks to a.py ..."``).
+            The result the model would have seen (``"Applied 2 of 3 hunks to a.py ..."``);
+            a failure, nothing written, when the proposal's hunks are not the ones its old
+            and new text give (a record altered on disk: what lands must be what was shown).
         """
+        shown = compute_hunks(proposal.old_text or "", proposal.new_text or "")
+        if tuple(shown) != tuple(proposal.hunks):
+            return ApplyPatchResult(
+                status="failed",
+                output=(
+                    f"Refused {proposal.path}: the reviewed hunks do not match the change "
+                    "they belong to. Nothing was written."
+                ),
+            )
         decided = decide(proposal, outcome)
         if isinstance(decided, ApplyPatchResult):
             return decided
@@ -294,6 +315,17 @@ class GitAwareEditor:
                 await self.checkpoints.ensure(f"before apply_patch {proposal.path}")
             except Exception:  # a failed snapshot must not block the edit; it is logged
                 _log.warning("checkpoint before apply_patch failed", exc_info=True)
+        if self.before_overwrite is not None and proposal.kind != "create_file":
+            try:
+                refusal = await self.before_overwrite([proposal.path])
+            except Exception as exc:  # the hook failed: do not remove unprotected
+                _log.warning("protecting %s before the write failed", proposal.path, exc_info=True)
+                refusal = (
+                    f"Refused {proposal.path}: it could not be checkpointed before the write "
+                    f"({exc}). Nothing was written."
+                )
+            if refusal is not None:
+                return ApplyPatchResult(status="failed", output=refusal)
         try:
             note = await asyncio.to_thread(self._write, proposal, plan)
         except _Refused as exc:

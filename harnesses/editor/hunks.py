@@ -6,19 +6,21 @@ import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from harnesses.vcs.line_diff import DEFAULT_CONTEXT, Opcode, grouped_opcodes, line_opcodes
+
 __all__ = [
     "DEFAULT_CONTEXT",
     "Hunk",
     "HunkRelocationError",
+    "Opcode",
     "compute_hunks",
+    "grouped_opcodes",
+    "line_opcodes",
     "rebuild",
     "relocate",
     "split_lines",
     "unified_diff",
 ]
-
-DEFAULT_CONTEXT = 3
-"""Unchanged lines kept around each change (lines), as in ``diff -u``."""
 
 
 class HunkRelocationError(ValueError):
@@ -87,7 +89,7 @@ def _strip_eol(line: str) -> str:
 
 
 def compute_hunks(old: str, new: str, *, context: int = DEFAULT_CONTEXT) -> list[Hunk]:
-    """Group the line changes from ``old`` to ``new`` into hunks (difflib opcodes).
+    """Group the line changes from ``old`` to ``new`` into hunks (:func:`grouped_opcodes`).
 
     Args:
         old: the current text ("" for a file being created).
@@ -99,9 +101,8 @@ def compute_hunks(old: str, new: str, *, context: int = DEFAULT_CONTEXT) -> list
         distinct hunks never overlap.
     """
     a, b = split_lines(old), split_lines(new)
-    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     hunks: list[Hunk] = []
-    for group in matcher.get_grouped_opcodes(context):
+    for group in grouped_opcodes(a, b, context):
         i1, j1 = group[0][1], group[0][3]
         i2, j2 = group[-1][2], group[-1][4]
         display: list[str] = []
@@ -215,3 +216,6 @@ def unified_diff(old: str, new: str, path: str, *, context: int = DEFAULT_CONTEX
         n=context,
     )
     return "".join(lines)
+
+
+# -- the line diff engine: git's diff (Myers, indent heuristic) on a token file per side ----------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,27 @@ class ServerStatus:
         return f"{self.name}: {self.state}"
 
 
+def _program_roots(command: str) -> list[Path]:
+    """Folders a sandboxed server's program needs that the sandbox's private ``/tmp`` would
+    hide: the install root of a program under ``/tmp`` (the folder holding its
+    ``node_modules``, or a venv), else nothing (the rest of ``/`` is visible read-only)."""
+    found = shutil.which(command)
+    if found is None:
+        return []
+    roots: list[Path] = []
+    for path in {Path(found).absolute(), Path(os.path.realpath(found))}:
+        if not str(path).startswith("/tmp/"):
+            continue
+        parts = path.parts
+        if "node_modules" in parts:
+            roots.append(Path(*parts[: parts.index("node_modules")]))
+        elif (path.parent.parent / "pyvenv.cfg").is_file():
+            roots.append(path.parent.parent)
+        else:
+            roots.append(path.parent)
+    return sorted(set(roots))
+
+
 def _stdio_argv(
     config: LocalMcpServer, workspace: Path, hidden: list[Path], shown: list[Path]
 ) -> list[str]:
@@ -68,7 +90,13 @@ def _stdio_argv(
             raise RuntimeError("sandbox requested but bubblewrap is not available")
         plan = plan_hidden(workspace, extra=hidden, shown=shown)
         prefix = bwrap_argv(
-            bwrap, "read-only", workspace, network=False, hidden=plan.hidden, empty=empty_file()
+            bwrap,
+            "read-only",
+            workspace,
+            network=False,
+            hidden=plan.hidden,
+            empty=empty_file(),
+            visible=_program_roots(config.command),
         )
         argv = [*prefix, *argv]
     return supervised_argv(argv)
@@ -180,6 +208,7 @@ class LocalMcpServers:
                 await server.list_tools()
             except Exception as exc:  # shown as the server's state; the run goes on
                 self.errors[name] = str(exc)
+            self._changed(name)  # listed: "ready, N tools" (or the failure)
 
         await asyncio.gather(*(one(n, s) for n, s in self.servers.items()))
         return self.statuses()

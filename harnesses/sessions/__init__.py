@@ -1,5 +1,6 @@
 """Session journals: every run event appended to SQLite (WAL) as it happens."""
 
+from .history import HISTORY_KINDS, rebuild_history
 from .journal import (
     REDACTED,
     JournalError,
@@ -12,6 +13,7 @@ from .journal import (
 )
 
 __all__ = [
+    "HISTORY_KINDS",
     "REDACTED",
     "JournalError",
     "JournalEvent",
@@ -19,5 +21,6 @@ __all__ = [
     "SessionRecord",
     "default_journal_path",
     "redact",
+    "rebuild_history",
     "redact_text",
 ]

@@ -23,6 +23,8 @@ import platformdirs
 
 from core.redaction import REDACTED, redact, redact_text
 
+from ._blobs import BlobWriter, expand
+
 __all__ = [
     "REDACTED",
     "JournalError",
@@ -37,8 +39,28 @@ __all__ = [
 _log = logging.getLogger("harnesses")
 _T = TypeVar("_T")
 
-SCHEMA_VERSION = 1
-"""``PRAGMA user_version`` of journals this module writes."""
+SCHEMA_VERSION = 2
+"""``PRAGMA user_version`` of journals this module writes.
+
+Schema 2 stores each conversation item once per session (the ``blobs`` table, see
+:mod:`harnesses.sessions._blobs`): an event's ``item`` and ``items`` and a run state's
+``original_input``, ``generated_items`` (and their ``raw_item``) and ``model_responses`` (and
+the items of their ``output``) are
+refs, listed in the row's ``refs``/``run_state_refs`` column. Schema 1 journals (no blobs)
+are upgraded in place when opened; their rows read as before."""
+
+EVENT_REF_PATHS = ("item", "items/*")
+"""Where an event payload's items sit (stored once per session, by content)."""
+
+RUN_STATE_REF_PATHS = (
+    "original_input/*",
+    "generated_items/*",
+    "generated_items/*/raw_item",
+    "model_responses/*",
+    "model_responses/*/output/*",
+)
+"""Where a serialised ``RunState`` (``RunState.to_json()``) holds its items: a snapshot
+writes only the items earlier snapshots and events have not stored yet."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -57,9 +79,17 @@ CREATE TABLE IF NOT EXISTS events (
     ts REAL NOT NULL,
     kind TEXT NOT NULL,
     payload_json TEXT NOT NULL,
+    refs TEXT,
     PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS blobs (
+    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    hash TEXT NOT NULL,
+    json TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS blobs_by_hash ON blobs (session_id, hash);
 """
+_ADDED_COLUMNS = (("events", "refs", "TEXT"), ("sessions", "run_state_refs", "TEXT"))
 _STATUS = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
 
@@ -174,10 +204,9 @@ class SessionJournal:
                 raise JournalError(f"session journal {self.path}: WAL mode refused ({mode})")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.executescript(_SCHEMA)
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            if version == 0:
-                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            if version in (0, 1):
+                _upgrade(self._db)
             elif version != SCHEMA_VERSION:
                 raise JournalError(
                     f"session journal {self.path} has schema {version}; this Tandem reads "
@@ -192,6 +221,7 @@ class SessionJournal:
         with contextlib.suppress(OSError):
             os.chmod(self.path, 0o600)
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tandem-journal")
+        self._blobs = BlobWriter(self._secrets)
 
     def __repr__(self) -> str:
         return f"SessionJournal({str(self.path)!r})"
@@ -264,43 +294,76 @@ class SessionJournal:
             raise TypeError(f"payload must be a mapping, not {type(payload).__name__}")
         if not isinstance(kind, str) or not kind.strip():
             raise JournalError("event kind must be a non-empty string")
-        text = json.dumps(redact(payload, self._secrets), ensure_ascii=False)
         now = time.time()
         with self._locked() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
                 self._require(db, session_id)
+                text, refs = self._blobs.scrub_and_split(
+                    db, session_id, payload, EVENT_REF_PATHS, by_key=True
+                )
                 seq = db.execute(
                     "SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE session_id = ?",
                     (session_id,),
                 ).fetchone()[0]
                 db.execute(
-                    "INSERT INTO events (session_id, seq, ts, kind, payload_json) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (session_id, seq, now, kind, text),
+                    "INSERT INTO events (session_id, seq, ts, kind, payload_json, refs) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (session_id, seq, now, kind, text, refs),
                 )
                 db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
                 db.execute("COMMIT")
             except BaseException:
+                self._blobs.rolled_back()
                 with contextlib.suppress(sqlite3.Error):
                     db.execute("ROLLBACK")
                 raise
+            self._blobs.committed()
         return int(seq)
 
-    def events(self, session_id: str, *, after_seq: int = 0) -> list[JournalEvent]:
-        """The session's events with ``seq > after_seq``, in order.
+    def events(
+        self,
+        session_id: str,
+        *,
+        after_seq: int = 0,
+        kinds: Iterable[str] | None = None,
+        last: int | None = None,
+    ) -> list[JournalEvent]:
+        """The session's events with ``seq > after_seq``, in order, items filled in.
+
+        Args:
+            session_id: the session.
+            after_seq: only events after this ``seq``.
+            kinds: only events of these kinds (``None``: all).
+            last: only the latest this many of those (``None``: all), e.g. the page a
+                reopened session shows first.
 
         Raises:
             JournalError: unknown session.
         """
+        query = (
+            "SELECT seq, ts, kind, payload_json, refs FROM events WHERE session_id = ? AND seq > ?"
+        )
+        args: list[Any] = [session_id, after_seq]
+        if kinds is not None:
+            wanted = list(dict.fromkeys(kinds))
+            if not wanted:
+                return []
+            query += f" AND kind IN ({','.join('?' * len(wanted))})"
+            args.extend(wanted)
+        if last is not None:
+            query = f"SELECT * FROM ({query} ORDER BY seq DESC LIMIT ?) ORDER BY seq"
+            args.append(max(0, int(last)))
+        else:
+            query += " ORDER BY seq"
         with self._locked() as db:
             self._require(db, session_id)
-            rows = db.execute(
-                "SELECT seq, ts, kind, payload_json FROM events "
-                "WHERE session_id = ? AND seq > ? ORDER BY seq",
-                (session_id, after_seq),
-            ).fetchall()
-        return [JournalEvent(session_id, seq, ts, kind, json.loads(p)) for seq, ts, kind, p in rows]
+            rows = db.execute(query, args).fetchall()
+            payloads = expand(db, session_id, [(json.loads(r[3]), r[4]) for r in rows])
+        return [
+            JournalEvent(session_id, seq, ts, kind, payload)
+            for (seq, ts, kind, _p, _r), payload in zip(rows, payloads, strict=True)
+        ]
 
     def sessions(self, repo: str | os.PathLike[str] | None = None) -> list[SessionRecord]:
         """All sessions (or those of ``repo``), most recently updated first."""
@@ -326,27 +389,62 @@ class SessionJournal:
         Raises:
             JournalError: unknown session.
         """
-        for record in self.sessions():
-            if record.id == session_id:
-                return record
-        raise JournalError(f"no session {session_id!r} in {self.path}")
+        with self._locked() as db:
+            r = db.execute(
+                "SELECT s.id, s.repo, s.title, s.created_at, s.updated_at, s.status, "
+                "(SELECT COUNT(*) FROM events e WHERE e.session_id = s.id), "
+                "s.run_state_json IS NOT NULL FROM sessions s WHERE s.id = ?",
+                (session_id,),
+            ).fetchone()
+        if r is None:
+            raise JournalError(f"no session {session_id!r} in {self.path}")
+        return SessionRecord(r[0], r[1], r[2], r[3], r[4], r[5], int(r[6]), bool(r[7]))
 
-    def save_run_state(self, session_id: str, state_json: str | None) -> None:
-        """Store the serialised ``RunState`` (``RunState.to_string()``), or clear it with
-        ``None``. String values inside are scrubbed of secret patterns (keys are kept so
-        the state still loads).
+    def save_run_state(self, session_id: str, state_json: str | Mapping[str, Any] | None) -> None:
+        """Store the serialised ``RunState`` (``RunState.to_string()`` text or its
+        ``to_json()`` dict), or clear it with ``None``. String values inside are scrubbed of
+        secret patterns (keys are kept so the state still loads). The snapshot is
+        incremental: its items (:data:`RUN_STATE_REF_PATHS`) that the session already
+        stored (earlier snapshots, events) are not written or scrubbed again.
 
         Raises:
             JournalError: unknown session, or ``state_json`` is not valid JSON.
         """
-        text: str | None = None
-        if state_json is not None:
+        if state_json is None:
+            with self._locked() as db:
+                cursor = db.execute(
+                    "UPDATE sessions SET run_state_json = NULL, run_state_refs = NULL, "
+                    "updated_at = ? WHERE id = ?",
+                    (time.time(), session_id),
+                )
+                if cursor.rowcount == 0:
+                    raise JournalError(f"no session {session_id!r} in {self.path}")
+            return
+        data: Any = state_json
+        if not isinstance(state_json, Mapping):
             try:
                 data = json.loads(state_json)
             except (TypeError, ValueError) as exc:
                 raise JournalError(f"run state of session {session_id} is not JSON: {exc}") from exc
-            text = json.dumps(redact(data, self._secrets, by_key=False), ensure_ascii=False)
-        self._update(session_id, "run_state_json", text)
+        with self._locked() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                self._require(db, session_id)
+                text, refs = self._blobs.scrub_and_split(
+                    db, session_id, data, RUN_STATE_REF_PATHS, by_key=False
+                )
+                db.execute(
+                    "UPDATE sessions SET run_state_json = ?, run_state_refs = ?, updated_at = ? "
+                    "WHERE id = ?",
+                    (text, refs, time.time(), session_id),
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                self._blobs.rolled_back()
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise
+            self._blobs.committed()
 
     def load_run_state(self, session_id: str) -> str | None:
         """The stored run state JSON, or ``None``.
@@ -356,11 +454,14 @@ class SessionJournal:
         """
         with self._locked() as db:
             row = db.execute(
-                "SELECT run_state_json FROM sessions WHERE id = ?", (session_id,)
+                "SELECT run_state_json, run_state_refs FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
-        if row is None:
-            raise JournalError(f"no session {session_id!r} in {self.path}")
-        return row[0] if row[0] is None else str(row[0])
+            if row is None:
+                raise JournalError(f"no session {session_id!r} in {self.path}")
+            if row[0] is None or row[1] is None:
+                return row[0] if row[0] is None else str(row[0])
+            (state,) = expand(db, session_id, [(json.loads(row[0]), row[1])])
+        return json.dumps(state, ensure_ascii=False)
 
     def set_status(self, session_id: str, status: str) -> None:
         """Set the session's status: a short lowercase word such as ``"active"``,
@@ -372,6 +473,55 @@ class SessionJournal:
         if not isinstance(status, str) or not _STATUS.match(status):
             raise JournalError(f"bad session status {status!r}")
         self._update(session_id, "status", status)
+
+    def rename_session(self, session_id: str, title: str) -> str:
+        """Give the session a new title (issue 16: sessions are named from their first task
+        and renamed in the sessions list); returns the stored (scrubbed, one-line) title.
+
+        Raises:
+            JournalError: unknown session, or a title that is empty once stripped.
+        """
+        clean = " ".join(redact_text(str(title), self._secrets).split())
+        if not clean:
+            raise JournalError("a session title cannot be empty")
+        self._update(session_id, "title", clean)
+        return clean
+
+    def claim_session(self, session_id: str) -> None:
+        """Journal that this process now drives the session (an ``owner`` event: pid and
+        the process's start time), so :meth:`owner_alive` can tell a running session from
+        one whose process is gone (issue 16: "interrupted").
+
+        Raises:
+            JournalError: unknown session.
+        """
+        self.append(session_id, "owner", {"pid": os.getpid(), "start": _process_start(os.getpid())})
+
+    def owner_alive(self, session_id: str) -> bool:
+        """Whether the process of the session's latest ``owner`` event still runs (same pid,
+        same start time); ``False`` when no process ever claimed it.
+
+        Raises:
+            JournalError: unknown session.
+        """
+        owners = self.events(session_id, kinds=["owner"], last=1)
+        if not owners:
+            return False
+        payload = owners[0].payload
+        try:
+            pid = int(payload.get("pid", 0))
+        except (TypeError, ValueError):
+            return False
+        if pid <= 0:
+            return False
+        start = _process_start(pid)
+        if start is None and not os.path.exists("/proc/self/stat"):  # no /proc: is it there?
+            try:
+                os.kill(pid, 0)
+            except OSError:
+                return False
+            return True
+        return start == payload.get("start")
 
     # -- non-blocking API -------------------------------------------------------------------
 
@@ -386,7 +536,7 @@ class SessionJournal:
         return future
 
     def save_state_nowait(
-        self, session_id: str, state_json: str | None, status: str
+        self, session_id: str, state_json: str | Mapping[str, Any] | None, status: str
     ) -> Future[None]:
         """Queue :meth:`save_run_state` then :meth:`set_status` on the writer thread and
         return at once, so scrubbing a large run state never runs on the GUI thread.
@@ -400,6 +550,13 @@ class SessionJournal:
             self.set_status(session_id, status)
 
         future = self._submit(work)
+        future.add_done_callback(_log_failure)
+        return future
+
+    def set_status_nowait(self, session_id: str, status: str) -> Future[None]:
+        """Queue :meth:`set_status` on the writer thread (in order with the other queued
+        writes) and return at once; an error is logged."""
+        future = self._submit(self.set_status, session_id, status)
         future.add_done_callback(_log_failure)
         return future
 
@@ -427,7 +584,9 @@ class SessionJournal:
         """:meth:`sessions` on the writer thread."""
         return await self._run(self.sessions, repo)
 
-    async def asave_run_state(self, session_id: str, state_json: str | None) -> None:
+    async def asave_run_state(
+        self, session_id: str, state_json: str | Mapping[str, Any] | None
+    ) -> None:
         """:meth:`save_run_state` on the writer thread."""
         await self._run(self.save_run_state, session_id, state_json)
 
@@ -490,6 +649,16 @@ class _Locked:
             raise JournalError(f"session journal {self._journal.path}: {exc}") from exc
 
 
+def _upgrade(db: sqlite3.Connection) -> None:
+    """Create schema 2, or upgrade a schema 1 journal to it (columns added, rows kept)."""
+    db.executescript(_SCHEMA)
+    for table, column, kind in _ADDED_COLUMNS:
+        names = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        if column not in names:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+
 def _repo_key(repo: str | os.PathLike[str]) -> str:
     return os.path.realpath(os.fspath(repo))
 
@@ -497,3 +666,19 @@ def _repo_key(repo: str | os.PathLike[str]) -> str:
 def _log_failure(future: Future[Any]) -> None:
     if not future.cancelled() and future.exception() is not None:
         _log.error("journal append failed: %s", future.exception())
+
+
+def _process_start(pid: int) -> int | None:
+    """The start time of process ``pid`` in clock ticks since boot (``/proc/PID/stat`` field
+    22), ``None`` without ``/proc`` or for a process that is gone (or a zombie)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(errors="replace")
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    if len(fields) < 20 or fields[0] == "Z":  # fields[0] is the state, [19] the start time
+        return None
+    try:
+        return int(fields[19])
+    except ValueError:
+        return None

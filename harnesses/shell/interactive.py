@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import struct
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -54,6 +55,8 @@ _SYSCALLS: dict[str, tuple[dict[int, str], dict[int, str]]] = {
 # fmt: on
 _SYSCALLS["amd64"] = _SYSCALLS["x86_64"]
 _SYSCALLS["arm64"] = _SYSCALLS["aarch64"]
+#: A ``tfd:`` line of an epoll fd's ``fdinfo``: target fd (decimal), events (hex).
+_EPOLL_TARGET = re.compile(r"tfd:\s*(\d+)\s+events:\s*([0-9a-fA-F]+)")
 #: A terminal a person would type at: a pty's slave side, a virtual console, a serial line.
 #: ``/dev/ptmx`` (the master side, held by the program that made the pty) is not one.
 _TERMINAL = re.compile(r"/dev/(pts/\d+|tty\w*|console)")
@@ -133,10 +136,10 @@ def _terminal_of(pid: int, fd: int) -> str | None:
     return target if _TERMINAL.fullmatch(target) else None
 
 
-def _syscalls(pid: int) -> list[tuple[int, int]]:
-    """``(syscall number, first argument)`` of each sleeping thread of ``pid``; empty when
+def _syscalls(pid: int) -> list[tuple[int, list[int]]]:
+    """``(syscall number, its six arguments)`` of each sleeping thread of ``pid``; empty when
     unreadable (ptrace rules), running, or not in a system call."""
-    found: list[tuple[int, int]] = []
+    found: list[tuple[int, list[int]]] = []
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -145,31 +148,100 @@ def _syscalls(pid: int) -> list[tuple[int, int]]:
         try:
             with open(f"/proc/{pid}/task/{tid}/syscall", "rb") as handle:
                 words = handle.read().split()
-            found.append((int(words[0]), int(words[1], 16)))
+            found.append((int(words[0]), [int(w, 16) for w in words[1:7]]))
         except (OSError, IndexError, ValueError):
             continue
     return found
 
 
+def _int32(value: int) -> int:
+    """The low 32 bits of a register as a signed ``int`` (a C ``int`` argument)."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def _memory(pid: int, address: int, size: int) -> bytes | None:
+    """``size`` bytes of ``pid``'s memory at ``address`` (``None``: unreadable)."""
+    if address == 0 or not 0 < size <= 1 << 16:
+        return None
+    try:
+        with open(f"/proc/{pid}/mem", "rb", buffering=0) as handle:
+            handle.seek(address)
+            data = handle.read(size)
+    except (OSError, OverflowError, ValueError):
+        return None
+    return data if len(data) == size else None
+
+
+def _polled_fds(pid: int, name: str, args: list[int]) -> list[int] | None:
+    """The fds an *infinite* ``poll``/``select``/``epoll`` wait of ``pid`` waits to read
+    (``[]``: the wait has a timeout or reads nothing; ``None``: cannot be told).
+
+    Timeouts (poll(2), select(2), epoll_wait(2)): ``poll``/``epoll_wait``/``epoll_pwait``
+    take an ``int`` (negative: infinite); ``ppoll``/``pselect6``/``select``/``epoll_pwait2``
+    a pointer (``NULL``: infinite). The fd set: ``struct pollfd`` (8 bytes: ``int fd``,
+    ``short events``) with ``POLLIN``; the ``readfds`` bitmap; for epoll, the ``tfd:``
+    lines of ``/proc/<pid>/fdinfo/<epfd>`` (proc(5)) whose events hold ``EPOLLIN``.
+    """
+    if name in ("poll", "ppoll"):
+        infinite = _int32(args[2]) < 0 if name == "poll" else args[2] == 0
+        count = args[1]
+        if not infinite or count == 0:
+            return []
+        data = _memory(pid, args[0], 8 * count)
+        if data is None:
+            return None
+        entries = [struct.unpack_from("=ih", data, 8 * i) for i in range(count)]
+        return [fd for fd, events in entries if fd >= 0 and events & 0x1]  # POLLIN
+    if name in ("select", "pselect6"):
+        nfds = _int32(args[0])
+        if args[4] != 0 or args[1] == 0 or not 0 < nfds <= 1 << 16:
+            return []
+        data = _memory(pid, args[1], (nfds + 63) // 64 * 8)
+        if data is None:
+            return None
+        bits = int.from_bytes(data, "little")
+        return [fd for fd in range(nfds) if bits >> fd & 1]
+    if name.startswith("epoll"):
+        infinite = args[3] == 0 if name == "epoll_pwait2" else _int32(args[3]) < 0
+        if not infinite:
+            return []
+        try:
+            with open(f"/proc/{pid}/fdinfo/{_int32(args[0])}", encoding="ascii") as handle:
+                lines = handle.read().splitlines()
+        except (OSError, UnicodeDecodeError):
+            return None
+        fds = []
+        for line in lines:
+            match = _EPOLL_TARGET.match(line)
+            if match and int(match[2], 16) & 0x1:  # EPOLLIN
+                fds.append(int(match[1]))
+        return fds
+    return None
+
+
 def find_tty_wait(pid: int, info: tuple[str, str, int, int, int, int]) -> TtyWait | None:
     """Whether process ``pid`` (its :func:`process_tree` entry ``info``) sleeps waiting for
     terminal input: state ``S``, and one of its threads in a read whose fd is a terminal, or
-    in a ``poll``/``select``/``epoll`` wait while its stdin is a terminal whose foreground
-    process group is its own. ``None`` when not, or when that cannot be told."""
+    in a ``poll``/``select``/``epoll`` wait *without a timeout* whose read set holds a
+    terminal, while its process group is the terminal's foreground group. A finite wait (a
+    timer, a network wait, an idle event loop) is not one (red-team finding 9). ``None``
+    when not, or when that cannot be told (fails closed: no kill)."""
     comm, state, _, pgrp, tpgid, _ = info
     tables = _SYSCALLS.get(platform.machine().lower())
     if state != "S" or tables is None:
         return None
     reads, polls = tables
-    for number, first in _syscalls(pid):
-        if number in reads and 0 <= first < 1 << 20:
-            terminal = _terminal_of(pid, first)
+    for number, args in _syscalls(pid):
+        if number in reads and 0 <= args[0] < 1 << 20:
+            terminal = _terminal_of(pid, args[0])
             if terminal is not None:
                 return TtyWait(pid, comm, terminal, reads[number])
         elif number in polls and tpgid == pgrp:
-            terminal = _terminal_of(pid, 0)
-            if terminal is not None:
-                return TtyWait(pid, comm, terminal, polls[number])
+            for fd in _polled_fds(pid, polls[number], args) or ():  # None: unsure, no kill
+                terminal = _terminal_of(pid, fd)
+                if terminal is not None:
+                    return TtyWait(pid, comm, terminal, polls[number])
     return None
 
 

@@ -108,8 +108,13 @@ def bwrap_argv(
     git: GitProtection | None = None,
     empty: Path | None = None,
     sockets: Iterable[HiddenPath] = (),
+    visible: Iterable[Path] = (),
 ) -> list[str]:
     """The ``bwrap`` prefix for ``mode`` (the command follows after ``--``).
+
+    ``visible``: folders bound read-only where they are, after the private ``/tmp`` (a
+    program installed under ``/tmp``, e.g. an MCP server of a clone there); the hidden
+    paths are masked after them, so they still win.
 
     Layout, in mount order: ``/`` bound read-only, fresh ``/dev`` and ``/proc``, a private
     ``/tmp`` (tmpfs), the workspace bound again after it (read-write in ``workspace-write``
@@ -138,6 +143,9 @@ def bwrap_argv(
     if NO_INPUT_HELPER.is_file():  # the editor/askpass stand-in: visible even from under /tmp
         helper = str(NO_INPUT_HELPER)
         argv += ["--ro-bind", helper, helper]
+    for folder in visible:
+        if os.path.isdir(folder):
+            argv += ["--ro-bind", str(folder), str(folder)]
     if git is not None and mode == "workspace-write":
         for pin in git.pins:
             argv += ["--bind", str(pin), str(pin)]

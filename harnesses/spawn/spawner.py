@@ -143,6 +143,7 @@ async def spawn(
     stdin: Any = asyncio.subprocess.DEVNULL,
     stdout: Any = asyncio.subprocess.PIPE,
     stderr: Any = asyncio.subprocess.PIPE,
+    pass_fds: Sequence[int] = (),
 ) -> tuple[asyncio.SubprocessTransport, asyncio.SubprocessProtocol]:
     """Start ``argv`` under a supervisor, in a new session, with exactly ``env``.
 
@@ -161,6 +162,9 @@ async def spawn(
             ``supervisor.py``; its processes then see only each other in ``/proc``);
             ``None`` (the default): unless ``TANDEM_PID_NAMESPACE=off``.
         stdin / stdout / stderr: as for ``loop.subprocess_exec``.
+        pass_fds: file descriptors the program inherits under the same numbers (through the
+            supervisor and its init, which never read them), e.g. the read end of a pipe that
+            holds a secret so that it need not be in any environment (``subprocess`` semantics).
 
     Returns:
         ``(transport, protocol)`` from ``loop.subprocess_exec``.
@@ -182,6 +186,7 @@ async def spawn(
         stdout=stdout,
         stderr=stderr,
         start_new_session=True,
+        pass_fds=tuple(pass_fds),
     )
     remember_supervisor(transport.get_pid())
     return transport, protocol

@@ -46,6 +46,13 @@ PID namespace still kills everything, but ``/proc`` keeps showing the host's pro
 command in full mode is not contained by any of this (it can mount, load modules, write
 ``/proc/sys``): the namespace stops accidents and process tricks, not a hostile root.
 
+Both the supervisor and its init are *undumpable* (``PR_SET_DUMPABLE 0``, red-team finding
+6): a same-uid process can neither read their ``/proc/<pid>/environ`` or ``mem`` nor attach to
+them; their ``/proc`` entries are owned by root. Root still can, which is why callers keep
+secrets out of the environment they pass (the Codex key goes through a pipe, see
+``harnesses/codex/process.py``). Reaping and killing need neither: ``/proc/<pid>/stat`` stays
+world-readable and signals are not affected.
+
 Exit codes of its own: 127 when the program cannot be started, 125 on a usage error, 143 when
 Tandem was already gone at start-up. It must stay importable with ``-S -I`` (no third-party or
 Tandem imports).
@@ -62,6 +69,7 @@ import time
 __all__ = ["main"]
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWPID = 0x20000000
@@ -181,6 +189,7 @@ def _init(libc: ctypes.CDLL, argv: list[str], service: bool, alive: int) -> int:
     holds: end-of-file means the supervisor died before ``PR_SET_PDEATHSIG`` took effect.
     """
     _prctl(libc, _PR_SET_PDEATHSIG, signal.SIGKILL)
+    _prctl(libc, _PR_SET_DUMPABLE, 0)  # inherited from the fork already; stated for pid 1
     try:
         gone = os.read(alive, 1) == b""
     except BlockingIOError:  # the writer is alive (it never writes)
@@ -252,6 +261,10 @@ def main(args: list[str]) -> int:
     parent, grace_s, service, isolate, argv = parsed
     signal.pthread_sigmask(signal.SIG_BLOCK, _WAITED)
     libc = ctypes.CDLL(None, use_errno=True)
+    # Undumpable: same-uid processes (the program's own commands) cannot read this process's
+    # ``environ`` or ``mem`` or attach to it; its /proc files become
+    # root-owned. ``exec`` resets the flag, so the program and its commands stay dumpable.
+    _prctl(libc, _PR_SET_DUMPABLE, 0)
     _prctl(libc, _PR_SET_CHILD_SUBREAPER, 1)
     _prctl(libc, _PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != parent:  # Tandem died before the prctl took effect

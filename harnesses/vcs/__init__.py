@@ -1,7 +1,16 @@
 """Tandem's own git: the one hardened door (``runner``) and read-only repository queries."""
 
 from .repo import UserRepo, current_branch, find_repo, init_with_commit
-from .runner import ALLOWED_COMMANDS, GitError, GitResult, door_environment, run_git
+from .runner import (
+    ALLOWED_COMMANDS,
+    GitError,
+    GitResult,
+    door_environment,
+    install_policy_probe,
+    run_git,
+)
+
+install_policy_probe()  # the policy's read-only git questions go through the door too
 
 __all__ = [
     "ALLOWED_COMMANDS",

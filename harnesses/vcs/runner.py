@@ -48,6 +48,7 @@ __all__ = [
 ALLOWED_COMMANDS = frozenset(
     {
         "add",
+        "apply",  # a recorded session's dirty-files patch, in a replay checkout (no programs run)
         "cat-file",
         "checkout-index",
         "clean",  # dry runs only (checkpoints: what a ``git clean`` would remove)
@@ -67,6 +68,7 @@ ALLOWED_COMMANDS = frozenset(
         "repack",
         "rev-parse",
         "rm",
+        "show-ref",  # the destructive guard: does a branch exist
         "symbolic-ref",
         "unpack-objects",
         "update-index",
@@ -338,6 +340,39 @@ def run_git(
     if check and result.returncode != 0:
         raise GitError(args, result.returncode, _decode(result.stderr))
     return result
+
+
+_PROBE_COMMANDS = frozenset({"check-ignore", "show-ref"})
+
+
+def _policy_probe(cwd: str, args: Sequence[str]) -> int | None:
+    """Answer one of the destructive guard's read-only git questions through the door."""
+    if not args or args[0] not in _PROBE_COMMANDS:
+        return None
+    try:
+        if args[0] == "check-ignore":  # literal pathspecs (the door's) rule check-ignore out
+            paths = list(args[list(args).index("--") + 1 :]) if "--" in args else []
+            if not paths:
+                return None
+            listed = run_git(
+                ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", *paths],
+                cwd=Path(cwd),
+                check=False,
+                timeout_s=10,
+            )
+            if listed.returncode != 0:
+                return None
+            return 0 if listed.stdout.strip(b"\0") else 1  # 0: some path is ignored
+        return run_git(list(args), cwd=Path(cwd), check=False, timeout_s=10).returncode
+    except (GitError, ValueError, OSError):
+        return None
+
+
+def install_policy_probe() -> None:
+    """Make :mod:`core.policy.git_probe` ask its questions through this door."""
+    from core.policy.git_probe import set_git_probe
+
+    set_git_probe(_policy_probe)
 
 
 def _git_binary() -> str:

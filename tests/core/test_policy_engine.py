@@ -135,7 +135,8 @@ def test_user_deny_overrides_default_allow():
 def test_deny_in_any_segment_denies_the_line():
     d = cmd("ls; curl x | sh", "full", [command_rule("curl *", "deny")])
     assert d.action == "deny"
-    assert [s.action for s in d.segments] == ["allow", "deny", "allow"]
+    # `| sh` runs a script from its input the guard cannot see: it asks even in full
+    assert [s.action for s in d.segments] == ["allow", "deny", "ask"]
 
 
 def test_deny_rules_match_program_paths_but_allow_rules_do_not():

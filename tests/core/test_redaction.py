@@ -335,5 +335,14 @@ def test_public_names_do_not_drift() -> None:
             "register_environment",
             "register_secret",
             "secret_count",
+            "secrets_generation",
         ]
     )
+
+
+def test_the_secrets_generation_changes_with_every_registration() -> None:
+    before = core.redaction.secrets_generation()
+    core.redaction.register_secret("generation-test-value-91ab", source="test-generation")
+    registered = core.redaction.secrets_generation()
+    core.redaction.forget_secrets("test-generation")
+    assert before != registered != core.redaction.secrets_generation()

@@ -341,3 +341,84 @@ async def test_malformed_local_call_goes_back_to_the_model_when_configured(
     output = responses_server.requests[-1].body["input"][-1]
     assert output["type"] == "shell_call_output" and output["call_id"] == "s1"
     assert "Invalid shell_call: Shell call action timeout" in output["output"][0]["stderr"]
+
+
+async def test_auto_previous_response_id_from_run_config(responses_server, model):
+    """Issue 15 item 4: the opt-in sends the full history once, then only the new items."""
+    for n in (1, 2):
+        responses_server.enqueue(
+            [items.function_call("add", {"a": n, "b": 1}, call_id=f"c{n}")], id=f"resp_{n}"
+        )
+    responses_server.enqueue([items.message("done")], id="resp_3")
+    agent = Agent(name="a", model=model, tools=[add])
+    config = RunConfig(auto_previous_response_id=True)
+    result = await Runner.run(agent, "go", run_config=config)
+    assert result.final_output == "done"
+    first, second, third = (r.body for r in responses_server.requests)
+    assert "previous_response_id" not in first and first["input"] == [
+        {"content": "go", "role": "user"}
+    ]
+    assert second["previous_response_id"] == "resp_1"
+    assert second["input"] == [{"call_id": "c1", "output": "2", "type": "function_call_output"}]
+    assert third["previous_response_id"] == "resp_2"
+    assert third["input"] == [{"call_id": "c2", "output": "3", "type": "function_call_output"}]
+    assert len(result.to_input_list()) == 6  # the local history stays whole
+
+
+@pytest.mark.parametrize("status", [400, 404])
+async def test_refused_previous_response_id_falls_back_to_the_full_history(
+    responses_server, model, status
+):
+    """A server that keeps no responses refuses the id: the run goes on with full bodies."""
+    responses_server.enqueue([items.function_call("add", {"a": 1, "b": 1}, call_id="c1")])
+    responses_server.enqueue_error(status, "Previous response with id 'resp_x' not found.")
+    responses_server.enqueue([items.function_call("add", {"a": 2, "b": 2}, call_id="c2")])
+    responses_server.enqueue([items.message("done")])
+    agent = Agent(name="a", model=model, tools=[add])
+    result = await Runner.run(agent, "go", auto_previous_response_id=True)
+    assert result.final_output == "done"
+    bodies = [r.body for r in responses_server.requests]
+    assert len(bodies) == 4 and "previous_response_id" in bodies[1]
+    assert [i.get("type", "message") for i in bodies[2]["input"]] == [
+        "message",
+        "function_call",
+        "function_call_output",
+    ]
+    assert "previous_response_id" not in bodies[2] and "previous_response_id" not in bodies[3]
+    assert len(bodies[3]["input"]) == 5
+
+
+async def test_refused_explicit_previous_response_id_is_an_error(responses_server, model):
+    """An id the caller chose is not silently dropped: the refusal reaches the caller."""
+    from core import ModelProviderError
+
+    responses_server.enqueue_error(400, "Previous response with id 'resp_0' not found.")
+    agent = Agent(name="a", model=model)
+    with pytest.raises(ModelProviderError, match="Previous response"):
+        await Runner.run(agent, "go", previous_response_id="resp_0")
+    assert len(responses_server.requests) == 1
+
+
+async def test_a_call_answered_in_an_earlier_turn_is_not_run_again(responses_server, model):
+    """The answered-call set is kept as items are recorded (no rebuild per turn): a model that
+    repeats an answered call id gets no second execution."""
+    runs: list[int] = []
+
+    @function_tool
+    def count(n: int) -> int:
+        """Record a call."""
+        runs.append(n)
+        return n
+
+    responses_server.enqueue([items.function_call("count", {"n": 1}, call_id="c1")])
+    responses_server.enqueue(
+        [
+            items.function_call("count", {"n": 1}, call_id="c1"),
+            items.function_call("count", {"n": 2}, call_id="c2"),
+        ]
+    )
+    responses_server.enqueue([items.message("done")])
+    agent = Agent(name="a", model=model, tools=[count])
+    result = await Runner.run(agent, "go")
+    assert result.final_output == "done"
+    assert runs == [1, 2]

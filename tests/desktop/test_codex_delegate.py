@@ -142,14 +142,14 @@ async def test_codex_work_shows_in_terminal_and_diff_and_counts_usage(
     assert (repo / "hello.txt").read_text() == "hello from codex\n"
     reported = next(
         json.loads(i["output"])
-        for i in server.requests[4].body["input"]
+        for i in server.responses_requests[4].body["input"]
         if i.get("type") == "function_call_output"
     )["usage"]  # Codex's turn: the sum of its three requests (400 + 2 small ones)
     assert reported["input_tokens"] >= 400 and reported["output_tokens"] >= 90
     input_tokens, output_tokens, _total = usage[-1]
     assert input_tokens == 10 + 10 + reported["input_tokens"]  # the 2 outer requests + Codex
     assert output_tokens == 5 + 5 + reported["output_tokens"]
-    for request in server.requests[1:4]:
+    for request in server.responses_requests[1:4]:
         assert request.headers["authorization"] == f"Bearer {KEY}"
     await controller.shutdown()
 
@@ -188,7 +188,7 @@ async def test_stalled_codex_card_offers_stop(
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     outputs = [
-        i for i in server.requests[-1].body["input"] if i.get("type") == "function_call_output"
+        i for i in server.responses_requests[-1].body["input"] if i.get("type") == "function_call_output"
     ]
     assert "Codex was stopped by the user." in outputs[0]["output"]
     assert card.status_name == "completed" and not card.stop_button.isVisibleTo(card)

@@ -57,5 +57,5 @@ async def test_codex_command_and_edit_show_in_terminal_and_diff(responses_server
     assert next(f for f in finished if f[0] == codex_blocks[0][0])[1] == 0
     assert workspace.last_checkpoint is not None  # taken before the turn that delegated
     assert diffs and "notes.txt" in diffs[-1][2] and "+gamma" in diffs[-1][2]
-    tool_output = next(i for i in server.requests[-1].body["input"] if i.get("type") == "function_call_output")
+    tool_output = next(i for i in server.responses_requests[-1].body["input"] if i.get("type") == "function_call_output")
     assert json.loads(tool_output["output"])["response"] == "notes fixed"

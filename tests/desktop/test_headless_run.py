@@ -37,7 +37,7 @@ async def test_non_interactive_run_rejects_destructive_command(tmp_path):
     options = HeadlessOptions(
         repo, "tidy", mode="auto", model=f"scripted:{_session(tmp_path)}", interactive=False
     )
-    assert await run_headless(options, out) == 0
+    assert await run_headless(options, out) == 3  # issue 16: stopped on a rejection
     text = out.getvalue()
     assert "$ ls" in text and "data" in text  # allowed command ran
     assert "[approval] shell" in text and "destructive" in text and "rejected (no terminal)" in text
@@ -79,7 +79,7 @@ async def test_settings_add_hosted_tools_and_the_explorer(tmp_path, responses_se
     options = HeadlessOptions(
         repo, "look", mode="auto", model="m", base_url=responses_server.base_url, interactive=False
     )
-    assert await run_headless(options, out) == 0
+    assert await run_headless(options, out) == 3  # the MCP call was rejected (no terminal)
     text = out.getvalue()
     tools = responses_server.requests[0].body["tools"]
     assert {"type": "web_search", "filters": None, "user_location": None, "search_context_size": "medium"} in tools
@@ -104,7 +104,7 @@ async def test_unreadable_settings_fall_back_to_defaults(tmp_path, monkeypatch):
     options = HeadlessOptions(
         _repo(tmp_path), "tidy", mode="auto", model=f"scripted:{_session(tmp_path)}", interactive=False
     )
-    assert await run_headless(options, out) == 0
+    assert await run_headless(options, out) == 3  # rm -rf rejected without a terminal
     assert "settings not loaded" in out.getvalue() and "web_search" in out.getvalue()
 
 
@@ -119,7 +119,7 @@ async def test_header_says_what_the_sandbox_hides(tmp_path, monkeypatch):
         _repo(tmp_path), "tidy", mode="auto", model=f"scripted:{_session(tmp_path)}"
     )
     options.interactive = False
-    assert await run_headless(options, out) == 0
+    assert await run_headless(options, out) == 3
     header = next(line for line in out.getvalue().splitlines() if line.startswith("sandbox:"))
     if sandbox_available():
         assert header.startswith("sandbox: workspace-write, network off, hiding ")

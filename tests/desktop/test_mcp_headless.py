@@ -91,7 +91,7 @@ async def test_tandem_run_asks_before_a_write_tool_and_a_crash_is_a_tool_error(
     options = HeadlessOptions(
         repo, "go", mode="ask", model="m", base_url=responses_server.base_url, interactive=False
     )
-    assert await run_headless(options, out) == 0
+    assert await run_headless(options, out) == 3  # issue 16: rejected for lack of a terminal
     text = out.getvalue()
     assert '[approval] MCP fault > add\n  {\n    "a": 1,\n    "b": 2\n  }' in text
     assert "rejected (no terminal)" in text

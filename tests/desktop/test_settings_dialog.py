@@ -429,3 +429,24 @@ def _own_settings_text() -> str:
     from harnesses.shell.secret_paths import display_path
 
     return display_path(settings_dir())
+
+
+def test_apply_keeps_the_settings_the_dialog_does_not_show(qtbot) -> None:
+    """Checkpoint retention and the cap (issue 12) are not fields of the dialog: Apply must
+    not reset them to their defaults."""
+    original = Settings(
+        checkpoint_cap_bytes=5 * 1024 * 1024,
+        checkpoint_keep_count=7,
+        checkpoint_keep_days=3,
+    )
+    dialog = _dialog(qtbot, original)
+    dialog.model_edit.setText("gpt-other")
+    with qtbot.waitSignal(dialog.settingsApplied) as sig:
+        qtbot.mouseClick(dialog.apply_button, Qt.MouseButton.LeftButton)
+    new = sig.args[0]
+    assert new.model == "gpt-other"
+    assert (new.checkpoint_cap_bytes, new.checkpoint_keep_count, new.checkpoint_keep_days) == (
+        5 * 1024 * 1024,
+        7,
+        3,
+    )

@@ -234,12 +234,12 @@ async def test_text_answer_reaches_outer_agent(responses_server, model, make_exe
     server.enqueue([items.message("Codex said hello")])
     result = await Runner.run(agent, "delegate")
     assert result.final_output == "Codex said hello"
-    codex_request = server.requests[1]
+    codex_request = server.responses_requests[1]
     assert codex_request.path == "/v1/responses"
     assert codex_request.headers["authorization"] == "Bearer codex-test-key"
     assert codex_request.body["model"] == "gpt-5.5" and "Say hello" in user_texts(codex_request)
     output = [
-        i for i in server.requests[2].body["input"] if i.get("type") == "function_call_output"
+        i for i in server.responses_requests[2].body["input"] if i.get("type") == "function_call_output"
     ]
     payload = json.loads(output[0]["output"])
     assert payload["response"] == "hello from codex" and payload["thread_id"]
@@ -270,7 +270,7 @@ async def test_command_execution_events(responses_server, make_exec, repo):
     assert len(done) == 1 and "out-42" in done[0].aggregated_output
     assert done[0].status == "completed" and done[0].exit_code == 0
     replay = [
-        i for i in server.requests[1].body["input"] if i.get("type") == "function_call_output"
+        i for i in server.responses_requests[1].body["input"] if i.get("type") == "function_call_output"
     ]
     assert replay and replay[0]["call_id"] == "x1" and "out-42" in json.dumps(replay[0])
 
@@ -305,9 +305,9 @@ async def test_persist_session_resumes_the_thread(responses_server, make_exec, r
     first = await invoke_function_tool(tool, ctx, args_json("question one"))
     second = await invoke_function_tool(tool, ctx, args_json("question two"))
     assert first.thread_id and second.thread_id == first.thread_id
-    replayed = json.dumps(server.requests[1].body["input"])
+    replayed = json.dumps(server.responses_requests[1].body["input"])
     assert "question one" in replayed and "first answer" in replayed
-    assert "question two" in user_texts(server.requests[1])
+    assert "question two" in user_texts(server.responses_requests[1])
     assert ctx.usage.requests == 2
 
 
@@ -328,7 +328,7 @@ async def test_run_context_thread_shared_across_runs(responses_server, model, ma
     server.enqueue([items.message("run two done")])
     await Runner.run(agent, "two", context=context)
     assert context["codex_thread_id"] == thread_id
-    second_codex = server.requests[4]
+    second_codex = server.responses_requests[4]
     assert "remember 7" in json.dumps(second_codex.body["input"])
     assert second_codex.headers["thread-id"] == thread_id
 
@@ -346,7 +346,7 @@ async def test_output_schema_reaches_text_format(
     tool = make_tool(make_exec(), repo, output_schema=schema)
     result = await invoke_function_tool(tool, new_ctx(), args_json("answer in JSON"))
     assert json.loads(result.response) == {"answer": "42"}
-    fmt = responses_server.requests[0].body["text"]["format"]
+    fmt = responses_server.responses_requests[0].body["text"]["format"]
     assert fmt["type"] == "json_schema"
     assert fmt["schema"] == {
         "type": "object",
@@ -371,7 +371,7 @@ async def test_missing_binary_is_a_tool_error_and_run_continues(
     assert result.final_output == "Codex is unavailable"
     out = [
         i
-        for i in responses_server.requests[1].body["input"]
+        for i in responses_server.responses_requests[1].body["input"]
         if i.get("type") == "function_call_output"
     ]
     assert "Codex CLI at" in out[0]["output"] and "install_codex.sh" in out[0]["output"]
@@ -386,7 +386,7 @@ async def test_http_401_is_a_tool_error_and_run_continues(responses_server, mode
     server.enqueue([items.message("auth failed, sorry")])
     result = await Runner.run(agent, "go")
     assert result.final_output == "auth failed, sorry"
-    out = [i for i in server.requests[2].body["input"] if i.get("type") == "function_call_output"]
+    out = [i for i in server.responses_requests[2].body["input"] if i.get("type") == "function_call_output"]
     text = out[0]["output"]
     assert text.startswith("An error occurred while running the tool.")
     assert "Codex turn failed" in text and "401" in text
@@ -553,8 +553,8 @@ async def test_seed_block_16_runs_with_only_imports_changed(
     assert result.final_output == "the workspace is missing"
     out = [
         i
-        for i in responses_server.requests[1].body["input"]
+        for i in responses_server.responses_requests[1].body["input"]
         if i.get("type") == "function_call_output"
     ]
     assert "Codex exec exited with code 1" in out[0]["output"]
-    assert len(responses_server.requests) == 2  # the CLI never reached a model
+    assert len(responses_server.responses_requests) == 2  # the CLI never reached a model

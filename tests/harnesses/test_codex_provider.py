@@ -155,8 +155,11 @@ def test_login_mode_and_keyless_child_envs_hold_no_key(monkeypatch):
     )
     env = keyed._child_env()
     assert env["CODEX_API_KEY"] == KEY and "OPENAI_API_KEY" not in env
-    config = keyed._extra_config(env)
-    assert config["model_providers.tandem.env_key"] == "CODEX_API_KEY"
+    assert keyed._take_key(env) == KEY and "CODEX_API_KEY" not in env  # the key goes by pipe
+    config = keyed._extra_config(env, 7)
+    assert "model_providers.tandem.env_key" not in config
+    assert config["model_providers.tandem.auth"]["args"][-1] == "7"
+    assert config["features.shell_snapshot"] is False
     assert config["shell_environment_policy.exclude"] == ["CODEX_API_KEY", "OPENAI_API_KEY"]
 
 
@@ -184,7 +187,7 @@ async def test_codex_runs_on_the_session_provider(
     result = await Runner.run(agent, "delegate to codex")
     assert result.final_output == "Codex checked the environment"
 
-    codex_requests = server.requests[1:4]
+    codex_requests = server.responses_requests[1:4]
     for request in codex_requests:
         assert request.path == "/v1/responses"
         assert request.headers["authorization"] == f"Bearer {KEY}"
@@ -212,7 +215,7 @@ async def test_keyless_localhost_server(responses_server, codex_env, repo, tmp_p
     responses_server.enqueue([items.message("keyless hello")])
     result = await invoke_function_tool(tool, new_ctx(), call_args("say hello"))
     assert getattr(result, "response", result) == "keyless hello"
-    (request,) = responses_server.requests
+    (request,) = responses_server.responses_requests
     assert "authorization" not in {k.lower() for k in request.headers}
     assert request.body["model"] == "gpt-5.5"
 

@@ -454,3 +454,46 @@ def test_the_setting_matches_the_executors_default() -> None:
     assert SubprocessShellExecutor(".").input_wait_s == DEFAULT_INPUT_WAIT_S
     with pytest.raises(ValidationError):
         Settings(shell_input_wait_seconds=-1)
+
+
+# -- red-team finding 9: only waits for terminal input count -----------------------------------
+
+#: Python waits under a pty that end by themselves (a timer): never an input wait.
+TIMED_WAITS = {
+    "select-timeout": "import select; select.select([0], [], [], 1.5)",
+    "select-no-fds": "import select; select.select([], [], [], 1.5)",
+    "poll-timeout": "import select; p = select.poll(); p.register(0); p.poll(1500)",
+    "epoll-timeout": "import select; e = select.epoll(); e.register(0); e.poll(1.5)",
+    "epoll-no-tty": "import select, os; r, w = os.pipe(); e = select.epoll(); "
+    "e.register(r); t = os.fork() or (os.close(w), e.poll(-1)); os._exit(0) if t is None else "
+    "(__import__('time').sleep(1.5), os.write(w, b'x'), os.waitpid(t, 0))",
+}
+#: Waits without a timeout whose read set holds the terminal: input waits.
+ENDLESS_WAITS = {
+    "select": "import select; select.select([0], [], [])",
+    "poll": "import select; p = select.poll(); p.register(0); p.poll()",
+    "epoll": "import select; e = select.epoll(); e.register(0); e.poll()",
+}
+
+
+@pytest.mark.parametrize("name", list(TIMED_WAITS))
+async def test_a_wait_with_a_timeout_under_a_pty_is_not_killed(repo: Path, name: str) -> None:
+    script = repo / "timed.py"
+    script.write_text(TIMED_WAITS[name] + "\nprint('finished-7731')\n")
+    out, err, code, data = await _run(
+        _executor(repo, "off", input_wait_s=0.4), _in_pty(sys.executable, str(script))
+    )
+    assert "finished-7731" in out and code == 0, (out, err)
+    assert INPUT_WAIT_HINT not in err and "input_wait" not in data
+
+
+@pytest.mark.parametrize("name", list(ENDLESS_WAITS))
+async def test_an_endless_wait_on_the_pty_is_an_input_wait(repo: Path, name: str) -> None:
+    script = repo / "endless.py"
+    # A loop: pty.spawn may pass the end of its own stdin on as one ^D, which ends one wait.
+    script.write_text(f"import os\nwhile True:\n    {ENDLESS_WAITS[name]}; os.read(0, 64)\n")
+    _, err, code, data = await _run(
+        _executor(repo, "off", input_wait_s=0.4), _in_pty(sys.executable, str(script))
+    )
+    assert INPUT_WAIT_HINT in err and code != 0
+    assert isinstance(data["input_wait"], dict)

@@ -520,3 +520,149 @@ def test_sigkill_of_the_window_leaves_nothing(tmp_path: Path) -> None:
         proc.communicate()
         for pid in alive_with(service) + alive_with(command):
             os.kill(pid, signal.SIGKILL)
+
+
+# -- red-team finding 6: the Codex CLI's key, in full access --------------------------------
+
+#: Walks every ``/proc/<pid>/environ`` and ``cmdline`` it can read, looking for the needles
+#: given *reversed* on its command line (so that its own cmdline does not hold them). Prints
+#: a JSON report: ``{"uid", "readable", "comms", "hits": {needle index: [where, ...]}}``.
+PROC_PROBE = r"""
+import json, os, sys
+needles = [a[::-1].encode() for a in sys.argv[1:]]
+hits, readable, comms = {}, 0, set()
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    for part in ("environ", "cmdline"):
+        try:
+            with open(f"/proc/{pid}/{part}", "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        readable += 1
+        try:
+            comms.add(open(f"/proc/{pid}/comm").read().strip())
+        except OSError:
+            pass
+        for index, needle in enumerate(needles):
+            if needle in data:
+                hits.setdefault(str(index), []).append(f"{pid}/{part}")
+print(json.dumps({"uid": os.getuid(), "readable": readable, "comms": sorted(comms), "hits": hits}))
+"""
+
+
+#: A Python that ``nobody`` may run (``/root/.pyenv``'s is not reachable for it).
+SYSTEM_PYTHON = "/usr/bin/python3"
+NEEDS_SETPRIV = pytest.mark.skipif(
+    os.geteuid() != 0 or not Path(SYSTEM_PYTHON).exists(),
+    reason="drops to nobody with setpriv (needs root and /usr/bin/python3)",
+)
+
+
+def _codex_home(tmp_path: Path) -> Path:
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        'analytics.enabled = false\nweb_search = "disabled"\n[features]\nplugins = false\n'
+    )
+    return home
+
+
+@NEEDS_SETPRIV
+@pytest.mark.parametrize("as_user", ["root", "nobody"])
+@pytest.mark.parametrize("namespace", ["auto", "off"])
+async def test_a_codex_command_in_full_mode_finds_the_key_nowhere_in_proc(
+    tmp_path: Path,
+    responses_server,
+    model,
+    monkeypatch: pytest.MonkeyPatch,
+    namespace: str,
+    as_user: str,
+) -> None:
+    """The real Codex CLI in full access runs a probe that reads every ``environ`` and
+    ``cmdline`` under ``/proc`` (as root, and dropped to ``nobody`` with ``setpriv``): the
+    session's key is in none of them (not the supervisor's, its init's, the CLI's, a shell
+    snapshot's), yet it reached the server as the bearer token. A canary put in the CLI's
+    environment *is* found (as root), so the probe can see what is there."""
+    from core import Agent, Runner
+    from core.settings import Settings
+    from desktop.delegates import codex_delegate
+    from harnesses.codex import local_codex_binary
+    from harnesses.workspace import Workspace
+
+    binary = local_codex_binary()
+    if binary is None:
+        pytest.fail("Codex CLI not installed: run `bash scripts/install_codex.sh`")
+    key, canary = f"sk-tandem-{uuid.uuid4().hex}", f"canary-{uuid.uuid4().hex}"
+    monkeypatch.setenv("CODEX_HOME", str(_codex_home(tmp_path)))
+    monkeypatch.setenv("TANDEM_PROBE_CANARY", canary)  # inherited by the Codex process
+    monkeypatch.setenv(ISOLATION_ENV, namespace)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    drop = "setpriv --reuid=nobody --regid=nogroup --clear-groups " if as_user == "nobody" else ""
+    cmd = f"{drop}{SYSTEM_PYTHON} -c {shlex.quote(PROC_PROBE)} {shlex.quote(key[::-1])} {shlex.quote(canary[::-1])}"
+    server = responses_server
+    call = {"inputs": [{"type": "text", "text": "probe", "path": None}], "thread_id": None}
+    server.enqueue([items.function_call("codex", json.dumps(call), call_id="k1")])
+    server.enqueue([items.function_call("exec_command", {"cmd": cmd, "login": False}, call_id="x1")])
+    server.enqueue([items.message("probed")])
+    server.enqueue([items.message("fin")])
+    settings = Settings(base_url=server.base_url, api_key=key, model="gpt-5.5", codex_path=binary)
+    workspace = Workspace(repo, mode="full", data_dir=tmp_path / "data")
+    events: list[object] = []
+    config = {"model_providers.tandem.stream_max_retries": 0}
+    tool = codex_delegate(workspace, settings=settings, on_stream=events.append, config=config)
+    assert tool is not None
+    await Runner.run(Agent(name="outer", model=model, tools=[tool]), "delegate")
+
+    outputs = [
+        getattr(e.event.item, "aggregated_output", "")  # type: ignore[attr-defined]
+        for e in events
+        if type(getattr(e, "event", None)).__name__ == "ItemCompletedEvent"
+        and type(e.event.item).__name__ == "CommandExecutionItem"  # type: ignore[attr-defined]
+    ]
+    assert len(outputs) == 1, outputs
+    report = json.loads(outputs[0].strip().splitlines()[-1])
+    assert report["uid"] == (0 if as_user == "root" else 65534)
+    assert report["readable"] > 2 and "python3" in report["comms"]
+    assert "0" not in report["hits"], report  # the key: nowhere
+    if as_user == "root":
+        assert report["hits"].get("1"), report  # the canary: in the Codex process's environ
+    codex_requests = [r for r in server.requests if r.path.endswith("/responses")][1:3]
+    assert codex_requests and all(
+        r.headers["authorization"] == f"Bearer {key}" for r in codex_requests
+    )
+    assert all(key not in json.dumps(r.body) for r in server.requests)
+
+
+@NEEDS_SETPRIV
+def test_a_same_uid_command_cannot_read_its_supervisors_environ(tmp_path: Path) -> None:
+    """The supervisor (and its init) are undumpable: a program running as the same non-root
+    user cannot read the supervisor's ``environ`` (which holds what Tandem passed), while
+    the supervisor still reaps and kills (a background child is gone afterwards)."""
+    from harnesses.spawn import supervised_argv
+
+    secret = f"sk-proj-{uuid.uuid4().hex}"
+    marker = marker_seconds()
+    program = (
+        f"sleep {marker} & "
+        'if cat /proc/$PPID/environ >/dev/null 2>&1; then echo READ; else echo DENIED; fi; '
+        "stat -c %U /proc/$PPID/environ"
+    )
+    argv = [SYSTEM_PYTHON, *supervised_argv(["sh", "-c", program], isolate=False)[1:]]
+    done = subprocess.run(
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *argv],
+        env={"PATH": os.environ["PATH"], "TANDEM_TEST_SECRET": secret},
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    try:
+        # setpriv execs the supervisor in place: its parent is this process, as the argv says.
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["DENIED", "root"], done.stdout
+        assert poll(lambda: not alive_with(marker), timeout_s=5), alive_with(marker)
+    finally:
+        for pid in alive_with(marker):
+            os.kill(pid, signal.SIGKILL)

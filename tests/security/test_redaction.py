@@ -230,7 +230,7 @@ async def test_journal_and_logs_hold_no_secret(
         await controller.shutdown()
     journal.flush()
     kinds = [e.kind for e in journal.events(session)]
-    assert "user_message" in kinds and "history" in kinds  # the run was journaled
+    assert "user_message" in kinds and "run_finished" in kinds  # the run was journaled
     raw = b"".join(p.read_bytes() for p in tmp_path.glob("journal.sqlite3*"))
     journal.close()
     raw += b"".join(p.read_bytes() for p in tmp_path.glob("journal.sqlite3*"))

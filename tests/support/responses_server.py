@@ -17,6 +17,10 @@ Public API::
     server.requests -> list[RecordedRequest]  (.method .path .headers .body .raw .handling_s)
     server.handling_time_s -> float           (sum of handling_s over all requests)
     server.pending -> int; server.errors -> list[BaseException] (bugs inside the server)
+    server.context_limit = N              # issue 14: reject inputs above N tokens (or None)
+    server.compact_endpoint / server.input_tokens_endpoint = False   # answer 404 instead
+    server.count_usage = True             # usage.input_tokens = the server's own count
+    server.count_tokens(body) -> int; server.peak_input_tokens -> int
 
 Endpoints:
 
@@ -35,6 +39,20 @@ Endpoints:
   CLI custom provider never tries one; the root ``openai_base_url`` key does, 7 times).
   Other paths: 404. Every request is recorded.
 
+Context (issue 14; all off by default): the server counts a body's input tokens as
+ceil(UTF-8 bytes / 4) of the compact JSON of ``instructions``, ``tools`` and every ``input``
+item from the latest ``compaction`` item on (so a compaction item stands for what it replaced).
+With ``context_limit`` set, a larger request is answered HTTP 400 in the OpenAI error shape
+(``code: "context_length_exceeded"``, ``param: "input"``, "This model's maximum context
+length is N tokens. However, your messages resulted in M tokens."), before any script is
+used, and usage reports the count. A body with ``context_management: [{"type":
+"compaction", "compact_threshold": T}]`` whose count is above T gets a ``compaction`` item
+(``id``, ``encrypted_content``) first in its output (Responses API server-side compaction).
+``POST /v1/responses/compact`` answers a ``CompactedResponse`` (``object:
+"response.compaction"``: the user messages then one compaction item); ``POST
+/v1/responses/input_tokens`` answers ``{"object": "response.input_tokens", "input_tokens"}``.
+Each recorded request carries its ``input_tokens`` count.
+
 Faults: ``terminal`` is ``"completed"`` (``response.completed``), ``"failed"``
 (``response.failed`` with ``error``), ``"incomplete"`` (``response.incomplete``), ``"error"`` (an
 ``error`` event; HTTP 500 when not streaming) or None (the stream just ends).
@@ -49,6 +67,7 @@ it as soon as the client returns); it includes ``delay_s`` and building plus wri
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import math
@@ -127,6 +146,7 @@ class RecordedRequest:
     raw: bytes
     handling_s: float = 0.0
     received_at: float = 0.0  # time.perf_counter() when the body had been read
+    input_tokens: int | None = None  # the server's count of a Responses body (issue 14)
 
 
 Script = ScriptedResponse | ScriptedError
@@ -147,6 +167,11 @@ class ResponsesServer:
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.context_limit: int | None = None
+        self.compact_endpoint = True
+        self.input_tokens_endpoint = True
+        self.count_usage = False
+        self._peak_input = 0
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> ResponsesServer:
@@ -248,6 +273,12 @@ class ResponsesServer:
             return list(self._requests)
 
     @property
+    def responses_requests(self) -> list[RecordedRequest]:
+        """The ``POST .../responses`` requests only, oldest first (a client such as the Codex
+        CLI also sends ``GET /v1/models`` at times of its own choosing)."""
+        return [r for r in self.requests if r.method == "POST" and r.path.endswith("/responses")]
+
+    @property
     def handling_time_s(self) -> float:
         """Total seconds spent answering requests (sum of ``handling_s``)."""
         with self._lock:
@@ -258,6 +289,74 @@ class ResponsesServer:
         """Exceptions raised inside the server or by ``responder`` (empty when healthy)."""
         with self._lock:
             return list(self._errors)
+
+    # -- context (issue 14) ----------------------------------------------------------------
+    @staticmethod
+    def count_tokens(body: dict[str, Any]) -> int:
+        """The server's token count of a Responses body (see the module docstring)."""
+        items = body.get("input") or []
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
+        last = max((i for i, it in enumerate(items) if _is_compaction(it)), default=0)
+        size = sum(len(_compact_json(it)) for it in items[last:])
+        for key in ("instructions", "tools"):
+            if body.get(key):
+                size += len(_compact_json(body[key]))
+        return (size + 3) // 4
+
+    @property
+    def peak_input_tokens(self) -> int:
+        """The largest counted Responses request so far (tokens)."""
+        with self._lock:
+            return self._peak_input
+
+    def _count(self, rec: RecordedRequest) -> int:
+        tokens = self.count_tokens(rec.body)
+        with self._lock:
+            rec.input_tokens = tokens
+            self._peak_input = max(self._peak_input, tokens)
+        return tokens
+
+    def _overflow(self, tokens: int) -> bytes | None:
+        limit = self.context_limit
+        if limit is None or tokens <= limit:
+            return None
+        message = (
+            f"This model's maximum context length is {limit} tokens. However, your messages "
+            f"resulted in {tokens} tokens. Please reduce the length of the messages."
+        )
+        err = {
+            "message": message,
+            "type": "invalid_request_error",
+            "param": "input",
+            "code": "context_length_exceeded",
+        }
+        return json.dumps({"error": err}).encode()
+
+    def _compaction_item(self, body: dict[str, Any], tokens: int) -> dict[str, Any]:
+        token = json.dumps({"tokens": tokens, "items": len(body.get("input") or [])})
+        blob = base64.b64encode(token.encode()).decode()
+        return {"type": "compaction", "id": new_id("cmp"), "encrypted_content": blob}
+
+    def _compacted(self, body: dict[str, Any], tokens: int) -> dict[str, Any]:
+        items = body.get("input") or []
+        users = [
+            it
+            for it in items
+            if isinstance(it, dict)
+            and it.get("role") == "user"
+            and it.get("type", "message") == "message"
+        ]
+        return {
+            "id": new_id("resp"),
+            "object": "response.compaction",
+            "created_at": int(time.time()),
+            "output": [
+                *({**u, "type": "message"} for u in users),
+                self._compaction_item(body, tokens),
+            ],
+            "usage": _usage(tokens, 64),
+        }
 
     # -- internals used by the handler ------------------------------------------------------
     def _record(self, rec: RecordedRequest) -> None:
@@ -318,6 +417,14 @@ def _chunks(text: str) -> list[str]:
         return []
     size = max(1, math.ceil(len(text) / _DELTAS))
     return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _compact_json(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _is_compaction(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("type") == "compaction"
 
 
 def _item_events(idx: int, item: dict[str, Any]) -> list[dict[str, Any]]:
@@ -438,6 +545,18 @@ def _stream_events(script: ScriptedResponse, final: dict[str, Any]) -> list[dict
     elif script.terminal is not None:
         events.append({"type": f"response.{script.terminal}", "response": final})
     return events
+
+
+def _compact_threshold(body: dict[str, Any]) -> int | None:
+    for entry in body.get("context_management") or []:
+        if isinstance(entry, dict) and entry.get("type") == "compaction":
+            value = entry.get("compact_threshold")
+            return int(value) if value is not None else 0
+    return None
+
+
+def _fields(script: ScriptedResponse) -> dict[str, Any]:
+    return {name: getattr(script, name) for name in ScriptedResponse.__dataclass_fields__}
 
 
 def _error_body(message: str, status: int, code: str | None) -> bytes:
@@ -565,13 +684,30 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, rec: RecordedRequest) -> None:
         owner = self.server.owner
-        if rec.path.rstrip("/") != "/v1/responses":
+        path = rec.path.rstrip("/")
+        extra = {
+            "/v1/responses/compact": owner.compact_endpoint,
+            "/v1/responses/input_tokens": owner.input_tokens_endpoint,
+        }
+        if path != "/v1/responses" and not extra.get(path):
             self._send(404, _error_body(f"no route POST {rec.path}", 404, "not_found"))
             return
         if not isinstance(rec.body, dict):
             encoding = rec.headers.get("content-encoding", "identity")
             msg = f"request body is not a JSON object (content-encoding: {encoding})"
             self._send(400, _error_body(msg, 400, "bad_json"))
+            return
+        tokens = owner._count(rec)
+        if path == "/v1/responses/input_tokens":
+            answer = {"object": "response.input_tokens", "input_tokens": tokens}
+            self._send(200, json.dumps(answer).encode())
+            return
+        overflow = owner._overflow(tokens)
+        if overflow is not None:
+            self._send(400, overflow)
+            return
+        if path == "/v1/responses/compact":
+            self._send(200, json.dumps(owner._compacted(rec.body, tokens)).encode())
             return
         try:
             script = owner._next_script(rec.body)
@@ -598,6 +734,13 @@ class _Handler(BaseHTTPRequestHandler):
         final = owner._response_object(
             script, rec.body, script.id or new_id("resp"), int(time.time())
         )
+        threshold = _compact_threshold(rec.body)
+        if threshold is not None and tokens > threshold:
+            final["output"] = [owner._compaction_item(rec.body, tokens), *final["output"]]
+            script = ScriptedResponse(**{**_fields(script), "output": final["output"]})
+        if owner.count_usage or owner.context_limit is not None:
+            final["usage"] = {**final["usage"], "input_tokens": tokens}
+            final["usage"]["total_tokens"] = tokens + int(final["usage"].get("output_tokens") or 0)
         if rec.body.get("stream"):
             self._stream(script, final)
         elif script.cut_after_events is not None:

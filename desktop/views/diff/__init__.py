@@ -1,0 +1,15 @@
+"""The diff review view, split by concern (issue 15, Build item 1).
+
+* :mod:`.model`: files, hunks, lines, decisions and display rows (no Qt);
+* :mod:`.build`: building hunks with git's line diff, whole or in chunks (no Qt);
+* :mod:`.stream`: builds on worker threads, delivered in time-bounded slices;
+* :mod:`.rows`: the virtual row model; :mod:`.painter` / :mod:`.files`: the painters;
+* :mod:`.view`: :class:`~desktop.views.diff.view.DiffView` (with the :mod:`.layout`,
+  :mod:`.keys` and :mod:`.actions` mixins) and :mod:`.palette`.
+
+``desktop.views.diff_view`` and ``desktop.views.diff_model`` re-export the old names.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

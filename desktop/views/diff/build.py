@@ -1,0 +1,309 @@
+"""Building file diffs in near-linear time, whole or as a stream of hunk chunks (no Qt).
+
+The line diff is git's (``harnesses.vcs.line_diff.grouped_opcodes``: ``git diff --no-index``
+through the hardened git door), the same engine ``compute_hunks`` uses for the review queue's
+``Proposal.hunks``, so the view's hunk ids and ranges are the ones review decisions are keyed
+by (issue 15, Build item 1). A proposal's hunks are converted, not diffed again.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from harnesses.editor.hunks import grouped_opcodes
+
+from .model import (
+    DEFAULT_CONTEXT,
+    DiffHunk,
+    DiffLine,
+    FileDiff,
+    FileStatus,
+    LineKind,
+    split_lines,
+)
+
+__all__ = [
+    "CHUNK_HUNKS",
+    "EditorHunk",
+    "HunkLayout",
+    "build_file_diff",
+    "converts_at_once",
+    "file_status",
+    "hunk_chunks",
+    "hunk_layout",
+    "side_lines",
+]
+
+CHUNK_HUNKS = 200
+"""Hunks per streamed chunk: a chunk's rows are added to the view in a few milliseconds."""
+
+# Section headings shown after "@@ ... @@", as git's default and python diff drivers find them.
+_SECTION_DEFAULT = re.compile(r"^[A-Za-z_$]")
+_SECTION_PYTHON = re.compile(r"^[ \t]*((class|(async[ \t]+)?def)[ \t])")
+_KINDS: dict[str, LineKind] = {" ": "context", "-": "delete", "+": "add"}
+
+
+class EditorHunk(Protocol):
+    """The shape of ``harnesses.editor.hunks.Hunk`` (a review proposal's hunks)."""
+
+    id: int
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    lines: tuple[str, ...]
+    old_text: str
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class HunkLayout:
+    """What the view needs to lay out one hunk without walking its lines again.
+
+    Attributes:
+        split_rows: display rows side by side (header included).
+        unified_rows: display rows unified (header included).
+        longest: the longest line (chars).
+        added: added lines.
+        removed: deleted lines.
+    """
+
+    split_rows: int
+    unified_rows: int
+    longest: int
+    added: int = 0
+    removed: int = 0
+
+
+def file_status(old: str | None, new: str | None) -> FileStatus:
+    """``created`` / ``deleted`` / ``unchanged`` / ``modified`` for two sides of a file.
+
+    Raises:
+        ValueError: both sides are ``None``.
+    """
+    if old is None and new is None:
+        raise ValueError("a file diff needs an old or a new text")
+    if old is None:
+        return "created"
+    if new is None:
+        return "deleted"
+    return "unchanged" if old == new else "modified"
+
+
+def _strip_eol(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+def _sections(path: str, lines: Sequence[str]) -> tuple[list[int], list[str]]:
+    pattern = _SECTION_PYTHON if path.endswith((".py", ".pyi")) else _SECTION_DEFAULT
+    indices: list[int] = []
+    texts: list[str] = []
+    for index, line in enumerate(lines):
+        if pattern.match(line):
+            indices.append(index)
+            texts.append(_strip_eol(line).strip())
+    return indices, texts
+
+
+def _section(sections: tuple[list[int], list[str]], first_old: int) -> str:
+    found = bisect.bisect_left(sections[0], first_old) - 1
+    return sections[1][found] if found >= 0 else ""
+
+
+def _diffed_hunks(path: str, a: list[str], b: list[str], context: int) -> Iterator[DiffHunk]:
+    sections = _sections(path, a)
+    for number, group in enumerate(grouped_opcodes(a, b, context), start=1):
+        i1, j1 = group[0][1], group[0][3]
+        i2, j2 = group[-1][2], group[-1][4]
+        lines: list[DiffLine] = []
+        for tag, gi1, gi2, gj1, gj2 in group:
+            if tag == "equal":
+                lines.extend(
+                    DiffLine("context", gi1 + k + 1, gj1 + k + 1, _strip_eol(a[gi1 + k]))
+                    for k in range(gi2 - gi1)
+                )
+                continue
+            lines.extend(DiffLine("delete", i + 1, None, _strip_eol(a[i])) for i in range(gi1, gi2))
+            lines.extend(DiffLine("add", None, j + 1, _strip_eol(b[j])) for j in range(gj1, gj2))
+        yield DiffHunk(
+            id=number,
+            old_start=i1 + 1 if i2 > i1 else i1,
+            old_lines=i2 - i1,
+            new_start=j1 + 1 if j2 > j1 else j1,
+            new_lines=j2 - j1,
+            lines=lines,
+            old_text="".join(a[i1:i2]),
+            new_text="".join(b[j1:j2]),
+            section=_section(sections, i1),
+        )
+
+
+def _converted_hunks(path: str, a: list[str], hunks: Sequence[EditorHunk]) -> Iterator[DiffHunk]:
+    sections = _sections(path, a)
+    for hunk in hunks:
+        old_no = hunk.old_start if hunk.old_lines else hunk.old_start + 1
+        new_no = hunk.new_start if hunk.new_lines else hunk.new_start + 1
+        lines: list[DiffLine] = []
+        for display in hunk.lines:
+            kind = _KINDS.get(display[:1], "context")
+            if kind == "context":
+                lines.append(DiffLine(kind, old_no, new_no, display[1:]))
+                old_no, new_no = old_no + 1, new_no + 1
+            elif kind == "delete":
+                lines.append(DiffLine(kind, old_no, None, display[1:]))
+                old_no += 1
+            else:
+                lines.append(DiffLine(kind, None, new_no, display[1:]))
+                new_no += 1
+        first_old = hunk.old_start - 1 if hunk.old_lines else hunk.old_start
+        yield DiffHunk(
+            id=hunk.id,
+            old_start=hunk.old_start,
+            old_lines=hunk.old_lines,
+            new_start=hunk.new_start,
+            new_lines=hunk.new_lines,
+            lines=lines,
+            old_text=hunk.old_text,
+            new_text=hunk.new_text,
+            section=_section(sections, first_old),
+        )
+
+
+def hunk_chunks(
+    path: str,
+    old: str | None,
+    new: str | None,
+    *,
+    hunks: Sequence[EditorHunk] | None = None,
+    context: int = DEFAULT_CONTEXT,
+    chunk: int = CHUNK_HUNKS,
+) -> Iterator[list[DiffHunk]]:
+    """The hunks of one file, in file order, ``chunk`` at a time (for a worker thread).
+
+    Args:
+        path: workspace-relative POSIX path (picks the section-heading rule).
+        old: the current content, ``None`` when the file is created.
+        new: the proposed content, ``None`` when the file is deleted.
+        hunks: the proposal's hunks (``harnesses.editor.hunks.compute_hunks`` output) to
+            convert; ``None`` diffs ``old`` against ``new`` with git's line diff.
+        context: unchanged lines around each change (lines, >= 0) when diffing.
+        chunk: hunks per yielded list (>= 1).
+
+    Yields:
+        Lists of at most ``chunk`` hunks, ids 1..n over the whole file.
+
+    Raises:
+        ValueError: ``context`` is negative, ``chunk`` < 1, or both sides are ``None``.
+    """
+    if context < 0:
+        raise ValueError(f"context must be >= 0, got {context}")
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1, got {chunk}")
+    file_status(old, new)
+    a = split_lines(old or "")
+    source = (
+        _diffed_hunks(path, a, split_lines(new or ""), context)
+        if hunks is None
+        else _converted_hunks(path, a, hunks)
+    )
+    batch: list[DiffHunk] = []
+    for hunk in source:
+        batch.append(hunk)
+        if len(batch) >= chunk:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def build_file_diff(
+    path: str,
+    old: str | None,
+    new: str | None,
+    context: int = DEFAULT_CONTEXT,
+    *,
+    proposal_id: str | None = None,
+) -> FileDiff:
+    """Diff two versions of a file into hunks (git's line diff, exact lines), all at once.
+
+    Lines are compared with their terminators, as ``diff -u`` does; hunks are grouped as
+    ``diff -u`` groups them, by the engine ``compute_hunks`` uses, so their ids and ranges
+    match the review proposal's. Runs git: call it off the GUI thread for big files (the view's
+    :meth:`~desktop.views.diff.view.DiffView.stream_file` does).
+
+    Args:
+        path: workspace-relative POSIX path.
+        old: the current content, ``None`` when the file is being created.
+        new: the proposed content, ``None`` when the file is being deleted.
+        context: unchanged lines kept around each change (lines, >= 0).
+        proposal_id: the review proposal this diff belongs to, or ``None`` (read-only).
+
+    Returns:
+        The file diff; ``hunks`` is empty when the texts are equal.
+
+    Raises:
+        ValueError: ``context`` is negative, or both ``old`` and ``new`` are ``None``.
+    """
+    status = file_status(old, new)
+    hunks = [h for batch in hunk_chunks(path, old, new, context=context) for h in batch]
+    return FileDiff(path, old, new, hunks, proposal_id, status)
+
+
+def hunk_layout(hunk: DiffHunk) -> HunkLayout:
+    """Row counts (side by side and unified) and the longest line of ``hunk``.
+
+    Side by side, a run of deleted lines and the run of added lines after it share
+    ``max(deleted, added)`` rows (:func:`~desktop.views.diff.model.pair_lines`).
+    """
+    split = 1
+    deleted = added = 0
+    longest = total_added = total_removed = 0
+    for line in hunk.lines:
+        longest = max(longest, len(line.text))
+        if line.kind == "context":
+            split += max(deleted, added) + 1
+            deleted = added = 0
+        elif line.kind == "delete":
+            if added:
+                split += max(deleted, added)
+                deleted = added = 0
+            deleted += 1
+            total_removed += 1
+        else:
+            added += 1
+            total_added += 1
+    split += max(deleted, added)
+    return HunkLayout(split, 1 + len(hunk.lines), longest, total_added, total_removed)
+
+
+def side_lines(file: FileDiff, side: str) -> list[str]:
+    """The lines (no terminators) of one side of ``file`` (``"old"`` or ``"new"``); rebuilt
+    from the hunks when the text is not given (lines outside the hunks are then empty)."""
+    text = file.old_text if side == "old" else file.new_text
+    if text is not None:
+        return [line.rstrip("\r\n") for line in split_lines(text)]
+    numbered = [
+        (line.old_no if side == "old" else line.new_no, line.text)
+        for hunk in file.hunks
+        for line in hunk.lines
+    ]
+    lines = [""] * max((n for n, _ in numbered if n), default=0)
+    for number, line_text in numbered:
+        if number:
+            lines[number - 1] = line_text
+    return lines
+
+
+_AT_ONCE_CHARS = 64_000
+_AT_ONCE_LINES = 1_000
+
+
+def converts_at_once(old: str | None, new: str | None, hunks: Sequence[EditorHunk]) -> bool:
+    """Whether a proposal is small enough to convert on the GUI thread (a few ms): at most
+    64,000 chars over both sides and 1,000 hunk lines; bigger ones stream from a worker."""
+    size = len(old or "") + len(new or "")
+    return size <= _AT_ONCE_CHARS and sum(len(h.lines) for h in hunks) <= _AT_ONCE_LINES

@@ -1,0 +1,79 @@
+"""The diff view's side of a streamed build: lines, hunk chunks and the end, as they arrive."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from desktop.views.diff_highlight import lexer_for_path
+
+from .build import HunkLayout, hunk_layout
+from .model import DiffHunk, FileDiff, edit_hunk
+from .palette import MAX_CHARS
+from .stream import StreamMessage
+
+__all__ = ["DiffViewStreaming"]
+
+
+class DiffViewStreaming:
+    """Mixin of :class:`~desktop.views.diff.view.DiffView`: applies a
+    :class:`~desktop.views.diff.stream.StreamMessage` in a few milliseconds (a chunk's hunks
+    are appended to the row model; decisions restored early are put on them)."""
+
+    _files: dict[str, FileDiff]
+    _path: str | None
+    _review: Any
+    _model: Any
+
+    def _on_stream(self, message: StreamMessage) -> None:
+        """A build's result, on the GUI thread (a few ms of work per message)."""
+        file = self._files.get(message.path)
+        if file is None:
+            return
+        shown = message.path == self._path
+        if message.kind == "lines":
+            if shown:
+                self._set_syntax(lexer_for_path(file.path), *message.data)
+                self._lex_soon()
+        elif message.kind == "hunks":
+            self._add_hunks(file, *message.data)
+        else:
+            if message.kind == "error":
+                self._errors[file.path] = str(message.data)
+            self._pending.pop(file.path, None)
+            if shown:
+                self._empty.setText(self._empty_text(file.path))
+        self._counts_cache.pop(file.path, None)
+        if shown:
+            self._show_counts(file)
+            self._refresh()
+        else:
+            self._file_list.viewport().update()
+
+    def _add_hunks(self, file: FileDiff, hunks: list[DiffHunk], layouts: list[HunkLayout]) -> None:
+        first = not file.hunks
+        file.hunks.extend(hunks)
+        self._layouts.setdefault(file.path, []).extend(layouts)
+        self._review.add_hunks(file.path, (h.id for h in hunks))
+        pending = self._pending.get(file.path)
+        if pending:
+            self._review.restore(file.path, pending)
+        if file.path != self._path:
+            return
+        shown = self._shown_hunks_of(file.path, hunks, layouts)
+        self._model.append(*shown)
+        self._longest = min(MAX_CHARS + 2, self._model.longest)
+        self._update_hscroll()
+        if first:
+            self._stack.setCurrentIndex(0)
+            self._set_current(0, scroll=False)
+
+    def _shown_hunks_of(
+        self, path: str, hunks: list[DiffHunk], layouts: list[HunkLayout]
+    ) -> tuple[list[DiffHunk], list[HunkLayout]]:
+        out_hunks, out_layouts = [], []
+        for hunk, layout in zip(hunks, layouts, strict=True):
+            edited = self._review.get(path, hunk.id).edited_text
+            shown = hunk if edited is None else edit_hunk(hunk, edited)
+            out_hunks.append(shown)
+            out_layouts.append(layout if edited is None else hunk_layout(shown))
+        return out_hunks, out_layouts

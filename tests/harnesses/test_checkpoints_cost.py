@@ -1,0 +1,118 @@
+"""Checkpoints that cost what changed (issue 15, Build item 5), against real git: a short
+commit message however many files a checkpoint touches, a listing that reads only new
+checkpoints yet sees other processes' creations and deletions, and the kept index commit
+and object set that stay exact when another process garbage-collects the store."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import git
+import pytest
+
+from harnesses.checkpoints import CheckpointStore
+from harnesses.checkpoints.store import FILES_TOUCHED_KEPT
+
+
+@pytest.fixture(autouse=True)
+def _git_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    empty = tmp_path / "empty-gitconfig"
+    empty.write_text("[user]\n\tuseConfigOnly = true\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "author@example.invalid")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Author")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "author@example.invalid")
+
+
+def _store_git(store: CheckpointStore, *args: str) -> str:
+    out = subprocess.run(
+        ["git", f"--git-dir={store.location}", *args], check=True, capture_output=True, text=True
+    )
+    return out.stdout.strip()
+
+
+def _folder(tmp_path: Path, files: int) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for n in range(files):
+        (ws / f"f{n:04d}.txt").write_text(f"file {n}\n")
+    return ws
+
+
+async def test_a_plain_folders_first_checkpoint_has_a_short_message(tmp_path: Path) -> None:
+    ws = _folder(tmp_path, FILES_TOUCHED_KEPT + 150)
+    store = CheckpointStore(ws, data_dir=tmp_path / "data")
+    first = await store.create("first")
+    assert first.files_touched_count == FILES_TOUCHED_KEPT + 150
+    assert len(first.files_touched) == FILES_TOUCHED_KEPT
+    assert list(first.files_touched) == sorted(first.files_touched)
+    message = _store_git(store, "cat-file", "commit", first.commit)
+    assert len(message) < 8000  # not 250 paths' worth
+    (listed,) = await CheckpointStore(ws, data_dir=tmp_path / "data").list()
+    assert listed == first  # read back the same, count included
+    (ws / "f0001.txt").write_text("changed\n")
+    second = await store.create("second")
+    assert second.files_touched == ("f0001.txt",) and second.files_touched_count == 1
+    assert (ws / "f0001.txt").read_text() == "changed\n"
+    await store.restore(first)
+    assert (ws / "f0001.txt").read_text() == "file 1\n"
+
+
+async def test_listing_sees_what_another_process_created_and_deleted(tmp_path: Path) -> None:
+    ws = _folder(tmp_path, 5)
+    mine = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    other = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    made = []
+    for n in range(3):
+        (ws / "f0000.txt").write_text(f"edit {n}\n")
+        made.append(await mine.create(f"mine {n}"))
+    assert [c.id for c in await mine.list()] == [c.id for c in made]
+    (ws / "f0000.txt").write_text("theirs\n")
+    theirs = await other.create("theirs")
+    assert [c.id for c in await mine.list()] == [*(c.id for c in made), theirs.id]
+    deleted = await other.prune(keep_count=1, min_age_s=0)
+    assert deleted == [c.id for c in made]
+    assert [c.id for c in await mine.list()] == [theirs.id]
+    assert (await mine.get(theirs.id)).label == "theirs"
+
+
+async def test_the_kept_index_commit_stays_exact_and_survives_a_gc_elsewhere(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "repo"
+    repo = git.Repo.init(ws)
+    (ws / "a.txt").write_text("one\n")
+    repo.git.add("a.txt")
+    repo.git.commit("-m", "init")
+    (ws / "a.txt").write_text("staged\n")
+    repo.git.add("a.txt")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    first = await store.create("first")
+    (ws / "b.txt").write_text("untracked\n")
+    second = await store.create("second")  # same staged content: the same index commit
+    assert _store_git(store, "rev-parse", f"{first.commit}^1") == _store_git(
+        store, "rev-parse", f"{second.commit}^1"
+    )
+    # another process deletes both and garbage-collects the store behind this one's back
+    other = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    other._locked(other._delete, [first.id, second.id])
+    other._locked(other._gc)
+    assert await store.list() == []
+    (ws / "a.txt").write_text("in the work tree\n")
+    third = await store.create("third")  # same staged content: its objects were pruned
+    assert _store_git(store, "cat-file", "-t", f"{third.commit}^1") == "commit"
+    repo.git.add("b.txt")
+    fourth = await store.create("fourth")
+    repo.git.reset("-q", "b.txt")
+    repo.git.add("a.txt")
+    await store.restore(fourth)
+    assert repo.git.diff("--cached", "--name-only").split() == ["a.txt", "b.txt"]
+    await store.restore(third)
+    assert repo.git.diff("--cached", "--name-only").split() == ["a.txt"]
+    assert repo.git.show(":a.txt") == "staged"  # the index as it was, not the work tree
+    assert (ws / "a.txt").read_text() == "in the work tree\n"
