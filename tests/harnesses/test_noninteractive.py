@@ -14,7 +14,6 @@ import http.server
 import os
 import shutil
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +35,7 @@ from harnesses.shell.interactive import (
     read_eof_note,
 )
 from harnesses.shell.sandbox import sandbox_available
+from tests.security._python import SANDBOX_PYTHON
 
 #: A hang shows as this bound running out (the executor's own timeout is further out).
 DEADLINE_S = 30.0
@@ -352,7 +352,8 @@ async def test_git_push_needing_credentials_fails_fast(
 
 def _in_pty(*argv: str) -> str:
     """A shell line running ``argv`` on a pty of its own (``pty.spawn``): a real terminal."""
-    return f"{sys.executable} -c 'import pty, sys; pty.spawn(sys.argv[1:])' " + " ".join(argv)
+    # the base interpreter: a venv under /tmp is hidden by the sandbox's private /tmp
+    return f"{SANDBOX_PYTHON} -c 'import pty, sys; pty.spawn(sys.argv[1:])' " + " ".join(argv)
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
@@ -417,7 +418,7 @@ async def test_a_terminal_reader_whose_sibling_thread_computes_is_left_alone(
         "sys.stdin.readline()\n"
     )
     out, _, code, data = await _run(
-        _executor(repo, "off", input_wait_s=0.5), _in_pty(sys.executable, str(script))
+        _executor(repo, "off", input_wait_s=0.5), _in_pty(SANDBOX_PYTHON, str(script))
     )
     assert code == 0 and "spun" in out
     assert "input_wait" not in data
@@ -481,7 +482,7 @@ async def test_a_wait_with_a_timeout_under_a_pty_is_not_killed(repo: Path, name:
     script = repo / "timed.py"
     script.write_text(TIMED_WAITS[name] + "\nprint('finished-7731')\n")
     out, err, code, data = await _run(
-        _executor(repo, "off", input_wait_s=0.4), _in_pty(sys.executable, str(script))
+        _executor(repo, "off", input_wait_s=0.4), _in_pty(SANDBOX_PYTHON, str(script))
     )
     assert "finished-7731" in out and code == 0, (out, err)
     assert INPUT_WAIT_HINT not in err and "input_wait" not in data
@@ -493,7 +494,7 @@ async def test_an_endless_wait_on_the_pty_is_an_input_wait(repo: Path, name: str
     # A loop: pty.spawn may pass the end of its own stdin on as one ^D, which ends one wait.
     script.write_text(f"import os\nwhile True:\n    {ENDLESS_WAITS[name]}; os.read(0, 64)\n")
     _, err, code, data = await _run(
-        _executor(repo, "off", input_wait_s=0.4), _in_pty(sys.executable, str(script))
+        _executor(repo, "off", input_wait_s=0.4), _in_pty(SANDBOX_PYTHON, str(script))
     )
     assert INPUT_WAIT_HINT in err and code != 0
     assert isinstance(data["input_wait"], dict)
