@@ -17,9 +17,11 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -649,6 +651,15 @@ def test_a_same_uid_command_cannot_read_its_supervisors_environ(tmp_path: Path) 
         "stat -c %U /proc/$PPID/environ"
     )
     argv = [SYSTEM_PYTHON, *supervised_argv(["sh", "-c", program], isolate=False)[1:]]
+    # `nobody` must be able to read the supervisor: a clone may sit in a 0700 folder
+    readable = Path(tempfile.mkdtemp(prefix="tandem-sup-"))
+    readable.chmod(0o755)
+    for n, arg in enumerate(argv):
+        if arg.endswith("supervisor.py"):
+            copy = readable / "supervisor.py"
+            copy.write_bytes(Path(arg).read_bytes())
+            copy.chmod(0o644)
+            argv[n] = str(copy)
     done = subprocess.run(
         ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *argv],
         env={"PATH": os.environ["PATH"], "TANDEM_TEST_SECRET": secret},
@@ -666,3 +677,4 @@ def test_a_same_uid_command_cannot_read_its_supervisors_environ(tmp_path: Path) 
     finally:
         for pid in alive_with(marker):
             os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(readable, ignore_errors=True)
