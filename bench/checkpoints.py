@@ -12,14 +12,17 @@ stash) in a repository with an edited file:
 * for repositories of ``--kinds-files`` (10,000) files that are tracked, untracked (a fresh
   ``git init``) and a plain folder (no git): the first checkpoint, the next one after one
   edit, beside ``git add -A`` into a fresh index and again after the same edit (the peer:
-  what git itself pays), the commit message's size, and listing 50 checkpoints.
+  what git itself pays), the commit message's size, listing 50 checkpoints, and the git
+  processes the last "next" checkpoint started (commands plus config listings, from
+  :func:`harnesses.vcs.door_counters`).
 
 Target (issue 15, Done means): an untracked-heavy checkpoint under 2x ``git add -A`` (first
 against the fresh ``git add -A``, next against the repeated one).
 
 Usage: ``python -m bench.checkpoints [--runs 3] [--files 500] [--kinds-files 10000]
-[--real-write]`` (``--real-write`` writes the 400 MB instead of a sparse file;
-``--only-kinds`` runs the last part alone).
+[--real-write] [--only-kinds] [--kinds tracked,untracked,plain]`` (``--real-write`` writes
+the 400 MB instead of a sparse file; ``--only-kinds`` runs the last part alone, ``--kinds``
+picks its repositories).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import statistics
 import subprocess
 import tempfile
 import time
@@ -173,30 +177,41 @@ def _tree(ws: Path, files: int, kind: str) -> None:
         _git(ws, "commit", "-q", "-m", "initial")
 
 
-async def _kinds(tmp: Path, runs: int, files: int) -> None:
-    print(f"{files} files: checkpoint vs git add -A (s; best of {runs} for 'next')")
-    print("  kind        first  add -A fresh  ratio    next  add -A again  ratio  msg KB  list50")
-    for kind in ("tracked", "untracked", "plain"):
+async def _kinds(tmp: Path, runs: int, files: int, kinds: tuple[str, ...]) -> None:
+    print(
+        f"{files} files: checkpoint vs git add -A (s; best of {runs} for 'next', each next "
+        "checkpoint timed beside one repeated add -A; 'pair' = median of those ratios)"
+    )
+    print(
+        "  kind        first  add -A fresh  ratio    next  add -A again  ratio   pair  msg KB"
+        "  list50  git procs/next"
+    )
+    for kind in kinds:
         ws = tmp / f"kind-{kind}"
         _tree(ws, files, kind)
         store = CheckpointStore(ws, data_dir=tmp / f"data-kind-{kind}", retention=None)
         start = time.perf_counter()
         first = await store.create("first")
         first_s = time.perf_counter() - start
-        nxt = float("inf")
-        for n in range(runs):
-            (ws / "pkg1" / "mod1.py").write_text(f"edit {n} {time.time_ns()}\n")
-            start = time.perf_counter()
-            await store.create("next")
-            nxt = min(nxt, time.perf_counter() - start)
         bare = tmp / f"peer-{kind}.git"
         subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True, capture_output=True)
         index = tmp / f"peer-{kind}.index"
         fresh = _plain_git(ws, index, bare, "add", "-A")
-        again = float("inf")
-        for n in range(runs):
+        nxt = again = float("inf")
+        pairs: list[float] = []
+        spawned = -1
+        for n in range(runs):  # interleaved, so the machine's load drifts alike for both
+            (ws / "pkg1" / "mod1.py").write_text(f"edit {n} {time.time_ns()}\n")
+            counted = _door_processes()
+            start = time.perf_counter()
+            await store.create("next")
+            ours = time.perf_counter() - start
+            after = _door_processes()
+            spawned = after - counted if after >= 0 else -1
             (ws / "pkg1" / "mod1.py").write_text(f"peer {n} {time.time_ns()}\n")
-            again = min(again, _plain_git(ws, index, bare, "add", "-A"))
+            peer = _plain_git(ws, index, bare, "add", "-A")
+            nxt, again = min(nxt, ours), min(again, peer)
+            pairs.append(ours / peer)
         message = _message_size(store, first.commit)
         for n in range(50 - runs - 1):
             (ws / "pkg3" / "mod3.py").write_text(f"more {n}\n")
@@ -206,14 +221,24 @@ async def _kinds(tmp: Path, runs: int, files: int) -> None:
         cold = time.perf_counter() - start
         print(
             f"  {kind:10s} {first_s:6.2f}  {fresh:12.2f}  {first_s / fresh:5.2f}  {nxt:6.3f}"
-            f"  {again:12.3f}  {nxt / again:5.1f}  {message / 1000:6.1f}  {cold:6.3f}"
-            f"  ({len(listed)} listed)"
+            f"  {again:12.3f}  {nxt / again:5.1f}  {statistics.median(pairs):5.1f}"
+            f"  {message / 1000:6.1f}  {cold:6.3f}  {spawned:14d}  ({len(listed)} listed)"
         )
     print(
         f"  target: untracked first/fresh and next/again under {TARGET_RATIO}x "
         "(a checkpoint also records the index, refs and stash, and stats every untracked "
         "file for the size cap)"
     )
+
+
+def _door_processes() -> int:
+    """Git processes the door started so far (commands + config listings); -1: unknown."""
+    try:
+        from harnesses.vcs import door_counters
+    except ImportError:  # an older door without the counter
+        return -1
+    counts = door_counters()
+    return counts["runs"] + counts["listings"]
 
 
 def _message_size(store: CheckpointStore, commit: str) -> int:
@@ -234,11 +259,15 @@ def main() -> None:
     parser.add_argument("--real-write", action="store_true")
     parser.add_argument("--kinds-files", type=int, default=10_000)
     parser.add_argument("--only-kinds", action="store_true")
+    parser.add_argument(
+        "--kinds", default="tracked,untracked,plain", help="comma-separated kinds to run"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tandem-bench-") as tmp:
         os.environ["XDG_DATA_HOME"] = str(Path(tmp) / "xdg")
         if args.kinds_files:
-            asyncio.run(_kinds(Path(tmp), args.runs, args.kinds_files))
+            kinds = tuple(k for k in args.kinds.split(",") if k)
+            asyncio.run(_kinds(Path(tmp), args.runs, args.kinds_files, kinds))
         if args.only_kinds:
             return
         asyncio.run(_big_file(Path(tmp), args.runs, args.files, args.real_write))

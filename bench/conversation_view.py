@@ -15,7 +15,13 @@ samples it prints the median, the 95th percentile and the worst append, and the 
 gap between ticks of a 5 ms ``QTimer`` (the event-loop stall a user would feel), each beside
 the target (append < 16 ms at 1,000 cards; stall < 50 ms, the product's budget).
 
-Usage: ``python -m bench.conversation_view [--sizes 10,100,500,1000] [--samples 40]``
+Then (``--part nested``, or ``both``, the default) the nested part: the append cost into one
+running agent card's sub-conversation as it grows to 10/100/500/1,000 entries, and the
+top-level append cost after ``--big-cards`` finished agent cards of ``--big-nested`` nested
+entries each (same target).
+
+Usage: ``python -m bench.conversation_view [--sizes 10,100,500,1000] [--samples 40]
+[--part top|nested|both] [--nested-sizes 10,100,500,1000]``
 """
 
 from __future__ import annotations
@@ -226,6 +232,107 @@ class _Mix:
         self.c.toolUpdated.emit(i, "completed", 5000, "done")
 
 
+def _nested_entry(c: _Signals, view: ConversationView, parent: str, n: int) -> None:
+    """Nested entry ``n`` of agent card ``parent``'s run: a shell card, an assistant message
+    streamed in, or a web search with sources (as the explorer's runs journal them)."""
+    nested = f"{parent}.{n}"
+    c.nestedEntry.emit(nested, parent)
+    kind = n % 3
+    if kind == 0:
+        c.toolStarted.emit(nested, "shell", f"grep -rn price src # {n}", "/repo")
+        c.toolUpdated.emit(nested, "completed", 20, "exit 0 · 3 matches")
+    elif kind == 1:
+        for word in f"Nested answer {n} with `code` and a list:".split(" "):
+            c.assistantDelta.emit(nested, word + " ")
+        view.flush()
+        c.assistantDone.emit(nested, f"Nested answer {n} with `code`.\n\n- one\n- two")
+    else:
+        c.toolStarted.emit(nested, "web_search", f"rounding rules {n}", "web")
+        c.toolBody.emit(nested, CardBody(links=[Link("Docs", "https://example.org/docs")]))
+        c.toolUpdated.emit(nested, "completed", 400, "1 source")
+
+
+def _timed(app: QApplication, meter: _StallMeter, samples: int, act: Callable[[], None]) -> str:
+    """Time ``samples`` calls of ``act`` (each drained); median, p95, worst, stall (ms)."""
+    meter.phase()
+    times: list[float] = []
+    for _ in range(samples):
+        started = time.perf_counter()
+        act()
+        _drain(app)
+        times.append((time.perf_counter() - started) * 1000)
+        app.processEvents()
+    stall = meter.phase()
+    return (
+        f"{statistics.median(times):>10.1f} {_percentile(times, 0.95):>8.1f}"
+        f" {max(times):>9.1f} {stall:>9.0f}"
+    )
+
+
+def nested(args: argparse.Namespace) -> None:
+    """The nested part (issue 15, Build item 2 at scale): the append cost into one running
+    agent's sub-conversation (expanded, followed) as it grows to each of ``--nested-sizes``
+    entries; then the top-level append cost after ``--big-cards`` finished agent cards each
+    holding ``--big-nested`` nested entries (folded, as a finished run's are)."""
+    app = QApplication.instance() or QApplication([])
+    view = ConversationView()
+    view.resize(args.width, args.height)
+    view.show()
+    signals = _Signals()
+    _connect(signals, view)
+    meter = _StallMeter()
+    sizes = [int(size) for size in args.nested_sizes.split(",")]
+    print(f"append into a running agent's sub-conversation ({args.samples} samples)")
+    print(f"{'nested':>8} {'median ms':>10} {'p95 ms':>8} {'worst ms':>9} {'stall ms':>9}  target")
+    signals.userMessage.emit("Explore the repository")
+    signals.toolStarted.emit("agent", "agent", "Where is rounding done?", "Explorer")
+    card = view.tool_card("agent")
+    count = [0]
+
+    def add_nested() -> None:
+        _nested_entry(signals, view, "agent", count[0])
+        count[0] += 1
+
+    for size in sizes:
+        started = time.perf_counter()
+        while len(card.sub_entries()) < size:
+            add_nested()
+            if count[0] % 20 == 0:
+                _drain(app)
+        _drain(app)
+        fill_s = time.perf_counter() - started
+        row = _timed(app, meter, args.samples, add_nested)
+        print(
+            f"{size:>8} {row}  append < {_APPEND_TARGET_MS:.0f} ms, stall < "
+            f"{_STALL_TARGET_MS:.0f} ms  (filled in {fill_s:.1f} s)"
+        )
+    signals.toolUpdated.emit("agent", "completed", 60_000, "done")
+    for k in range(1, args.big_cards):
+        parent = f"big{k}"
+        signals.toolStarted.emit(parent, "agent", f"Explore part {k}", "Explorer")
+        for n in range(args.big_nested):
+            _nested_entry(signals, view, parent, n)
+            if n % 20 == 0:
+                _drain(app)
+        signals.toolUpdated.emit(parent, "completed", 60_000, "done")
+        _drain(app)
+    mix = _Mix(signals, view)
+    step = [0]
+
+    def add_top() -> None:  # the mix's kinds in turn, its agent card left out
+        if step[0] % len(mix._kinds) == len(mix._kinds) - 1:
+            step[0] += 1
+        mix.emit(step[0])
+        step[0] += 1
+
+    print(
+        f"top-level append after {args.big_cards} agent cards of {args.big_nested} "
+        f"nested entries: {_timed(app, meter, args.samples, add_top)}"
+        f"  append < {_APPEND_TARGET_MS:.0f} ms"
+    )
+    view.close()
+
+
 def _percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
@@ -237,7 +344,19 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=40, help="appends timed per size")
     parser.add_argument("--width", type=int, default=720, help="view width (px)")
     parser.add_argument("--height", type=int, default=900, help="view height (px)")
+    parser.add_argument(
+        "--nested-sizes", default="10,100,500,1000", help="sub-conversation sizes (entries)"
+    )
+    parser.add_argument("--big-cards", type=int, default=5, help="agent cards, nested part")
+    parser.add_argument("--big-nested", type=int, default=500, help="entries in each of them")
+    parser.add_argument(
+        "--part", choices=["top", "nested", "both"], default="both", help="what to measure"
+    )
     args = parser.parse_args()
+    if args.part != "top":
+        nested(args)
+    if args.part == "nested":
+        return
     sizes = [int(size) for size in args.sizes.split(",")]
     app = QApplication.instance() or QApplication([])
     view = ConversationView()

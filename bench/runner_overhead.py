@@ -16,8 +16,9 @@ the same workload. The reference SDK's cost grows with the history (about 1 s pe
 Targets (issue 15, Done means): overhead per turn at 200 turns x 20 KB under 5 ms, and at
 1,000 turns x 200 B under 5 ms, read on the ``last 10%`` column of ``tandem``. ``post floor``
 is a bare ``client.post`` of a ready body as large as that run's last one, on the same server
-(no runner at all): with full bodies nothing can go below it, so ``last 10% - post floor`` is
-what the runner itself adds.
+(no runner at all): with full bodies nothing can go below it, so ``last 10% - post floor`` (the
+``runner`` column) is what the runner itself adds. Each Tandem figure is the median of
+``--repeat`` runs, printed with the best and worst run (the spread on a shared machine).
 
 Usage: ``python -m bench.runner_overhead [--turns 50 200 1000] [--sizes 200 20000] [--repeat 3]``
 """
@@ -114,12 +115,16 @@ def _reference_runner(size: int) -> Callable[[str, int], Any]:
     return run
 
 
-def _transport_floor(body_bytes: int, posts: int = 20) -> float:
+def _transport_floor(body_bytes: int, posts: int = 40) -> float:
     """Ms per round trip for a bare ``client.post`` of a body of ``body_bytes`` bytes, made
     fresh (one copy) before each post, on the same server and client with no runner: the
-    floor of issue 15 (one write of the body) plus the HTTP exchange itself."""
+    floor of issue 15 (one write of the body) plus the HTTP exchange itself.
+
+    The median gap of the second half of ``posts`` posts (a shared machine's stalls would
+    otherwise move a mean of a few posts by milliseconds). The answer is taken as parsed JSON
+    (``cast_to=object``, as Tandem's runner takes it): building a typed ``Response`` costs
+    more than a millisecond and is no part of the transport."""
     from openai._base_client import make_request_options
-    from openai.types.responses import Response
 
     filler = max(body_bytes - 60, 0)
     body = json.dumps({"model": "m", "input": [{"role": "user", "content": "x" * filler}]})
@@ -129,7 +134,7 @@ def _transport_floor(body_bytes: int, posts: int = 20) -> float:
         options = make_request_options(extra_headers={"Content-Type": "application/json"})
         for _ in range(posts):  # a fresh body each time, as a runner makes one per turn
             data = body.encode()
-            await client.post("/responses", content=data, options=options, cast_to=Response)
+            await client.post("/responses", content=data, options=options, cast_to=object)
             del data
         await client.close()
 
@@ -137,7 +142,7 @@ def _transport_floor(body_bytes: int, posts: int = 20) -> float:
         server.responder = lambda _body: ScriptedResponse(output=[items.message("ok")])
         asyncio.run(post_all(server.base_url))
         requests = server.requests[posts // 2 :]
-        return statistics.mean(
+        return statistics.median(
             (b.received_at - a.received_at - a.handling_s) * 1000
             for a, b in itertools.pairwise(requests)
         )
@@ -163,17 +168,30 @@ def _measure(runner: Callable[[str, int], Any], turns: int) -> dict[str, float]:
         return {"mean_ms": mean, "last_ms": statistics.mean(gaps), "body_kb": body_kb}
 
 
+def _summary(runs: list[dict[str, float]]) -> dict[str, float]:
+    """The runs of one contender: the median run's figures, with the spread of ``last_ms``."""
+    ordered = sorted(runs, key=lambda r: r["last_ms"])
+    middle = ordered[len(ordered) // 2]
+    return {
+        **middle,
+        "last_best_ms": ordered[0]["last_ms"],
+        "last_worst_ms": ordered[-1]["last_ms"],
+        "runs": len(runs),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--turns", type=int, nargs="+", default=[50, 200, 1000])
     parser.add_argument("--sizes", type=int, nargs="+", default=[200, 20_000])
     parser.add_argument(
-        "--repeat", type=int, default=3, help="Tandem runs per figure (the best is kept)"
+        "--repeat", type=int, default=3, help="Tandem runs per figure (the median is judged)"
     )
     parser.add_argument("--reference-max-kb", type=float, default=5_000)
     parser.add_argument(
         "--reference-max-turns", type=int, default=200, help="longer runs leave the reference out"
     )
+    parser.add_argument("--no-prev-id", action="store_true", help="leave tandem+prev_id out")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     try:
@@ -187,8 +205,9 @@ def main() -> None:
         for turns in args.turns:
             contenders: dict[str, Callable[[str, int], Any]] = {
                 "tandem": _tandem_runner(size, previous_id=False),
-                "tandem+prev_id": _tandem_runner(size, previous_id=True),
             }
+            if not args.no_prev_id:
+                contenders["tandem+prev_id"] = _tandem_runner(size, previous_id=True)
             history_kb = turns * (size + 150) / 1000
             if (
                 have_reference
@@ -199,20 +218,33 @@ def main() -> None:
             for name, runner in contenders.items():
                 repeat = 1 if name == "openai-agents" else args.repeat  # minutes per run
                 runs = [_measure(runner, turns) for _ in range(repeat)]
-                best = min(runs, key=lambda r: r["last_ms"])
                 target = TARGETS_MS.get((turns, size)) if name == "tandem" else None
                 rows.append(
-                    {"size": size, "turns": turns, "runner": name, "target_ms": target, **best}
+                    {
+                        "size": size,
+                        "turns": turns,
+                        "runner": name,
+                        "target_ms": target,
+                        **_summary(runs),
+                    }
                 )
-            floor = _transport_floor(int(rows[-len(contenders)]["body_kb"] * 1000))
+            body = int(rows[-len(contenders)]["body_kb"] * 1000)
+            floors = sorted(_transport_floor(body) for _ in range(args.repeat))
             for row in rows[-len(contenders) :]:
-                row["floor_ms"] = floor if row["runner"] == "tandem" else None
+                mine = row["runner"] == "tandem"
+                row["floor_ms"] = floors[len(floors) // 2] if mine else None
+                row["floor_spread_ms"] = [floors[0], floors[-1]] if mine else None
     if args.json:
         print(json.dumps(rows, indent=2))
         return
     print(
+        "last 10% = mean gap over the last tenth of the turns, median of the runs "
+        "[best-worst]; post floor = median of the floor runs [best-worst]"
+    )
+    print(
         f"{'output':>7} {'turns':>6} {'runner':>15} {'body':>9} {'mean/turn':>10} "
-        f"{'last 10%':>10} {'vs tandem':>9} {'post floor':>10}  target"
+        f"{'last 10%':>10} {'[spread]':>15} {'vs tandem':>9} {'post floor':>10} "
+        f"{'[spread]':>13} {'runner':>9}  target"
     )
     ours = {(r["size"], r["turns"]): r for r in rows if r["runner"] == "tandem"}
     for r in rows:
@@ -222,10 +254,17 @@ def main() -> None:
         if r["target_ms"] is not None:
             verdict = "met" if r["last_ms"] < r["target_ms"] else "MISSED"
             target = f"< {r['target_ms']:.0f} ms: {verdict}"
-        floor = f"{r['floor_ms']:7.2f} ms" if r["floor_ms"] is not None else ""
+        spread = f"[{r['last_best_ms']:.2f}-{r['last_worst_ms']:.2f}]" if r["runs"] > 1 else ""
+        floor = floor_spread = added = ""
+        if r["floor_ms"] is not None:
+            floor = f"{r['floor_ms']:7.2f} ms"
+            low, high = r["floor_spread_ms"]
+            floor_spread = f"[{low:.2f}-{high:.2f}]"
+            added = f"{r['last_ms'] - r['floor_ms']:+6.2f} ms"
         print(
             f"{r['size']:>6}B {r['turns']:>6} {r['runner']:>15} {r['body_kb']:>7.0f}KB "
-            f"{r['mean_ms']:>7.2f} ms {r['last_ms']:>7.2f} ms {ratio:>9} {floor:>10}  {target}"
+            f"{r['mean_ms']:>7.2f} ms {r['last_ms']:>7.2f} ms {spread:>15} {ratio:>9} "
+            f"{floor:>10} {floor_spread:>13} {added:>9}  {target}"
         )
     if not have_reference:
         print("(openai-agents not installed: pip install -e '.[bench]' for the reference figures)")

@@ -46,6 +46,7 @@ from .lifecycle import call_hook
 from .models.history import InputHistory
 from .models.interface import Model, ModelRequest
 from .models.provider import OpenAIProvider
+from .models.stream_ids import ItemIds
 from .models.wire import item_to_dict
 from .result import RunResult
 from .run_config import RunConfig
@@ -402,11 +403,15 @@ class RunLoop:
             return response
 
     async def _fetch(self, model: Model, request: ModelRequest, streamed: bool) -> ModelResponse:
+        ids = ItemIds()  # issue 16: one id per output item, when the server sends none
         if not streamed:
-            return await model.get_response(request)
+            response = await model.get_response(request)
+            ids.items(response.output)
+            return response
         completed: Any = None
         done_items: list[dict[str, Any]] = []
         async for event in model.stream_response(request):
+            ids.event(event)
             self._send(RawResponsesStreamEvent(data=event))
             kind = getattr(event, "type", "")
             if kind == "response.output_item.done":
@@ -419,7 +424,7 @@ class RunLoop:
                 )
         if completed is None:
             raise ModelBehaviorError("Model did not produce a final response!")
-        output = [item_to_dict(i) for i in completed.output or []] or done_items
+        output = ids.items([item_to_dict(i) for i in completed.output or []] or done_items)
         return ModelResponse(output=output, usage=completed.usage, response_id=completed.id)
 
     async def _resolve(self, output: list[dict[str, Any]], *, resumed: bool) -> RunResult | None:

@@ -15,6 +15,7 @@ __all__ = [
     "is_local_url",
     "key_required",
     "missing_key_message",
+    "missing_key_message_cli",
 ]
 
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -109,4 +110,22 @@ def missing_key_message(base_url: str | None) -> str:
     return (
         f"No API key{where}: set OPENAI_API_KEY, or store a key in Settings > Model. "
         'A server that needs no key: use a localhost base URL or tick "No key needed".'
+    )
+
+
+def missing_key_message_cli(base_url: str | None, settings_file: str) -> str:
+    """What ``tandem run`` says when a key is needed and none is set: the three ways to give
+    one, and the offline run.
+
+    Args:
+        base_url: the base URL in use (``None``: the OpenAI API).
+        settings_file: the path of ``settings.toml`` (where the window stores the key).
+    """
+    where = f" for {base_url}" if base_url else ""
+    return (
+        f"No OpenAI API key{where}. Give one of: (1) OPENAI_API_KEY in the environment; "
+        f"(2) a key stored with Settings > Model in the window (saved in {settings_file}); "
+        "(3) a local server that needs no key, e.g. --base-url http://localhost:11434/v1 "
+        '(Ollama, LM Studio, vLLM; or tick "No key needed" in Settings). '
+        "For an offline run: --model scripted:FILE replays a recorded session."
     )

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import QApplication
 import harnesses.codex
 from core import (
     Agent,
-    ComputerTool,
     OpenAIProvider,
     RunConfig,
     UserError,
@@ -28,25 +27,22 @@ from core.policy import RuleStore
 from core.redaction import install_log_redaction
 from core.settings import Settings, load_settings
 from harnesses.browser import BrowserNotFoundError, PlaywrightComputer, find_chromium
-from harnesses.browser.domains import AllowedDomainsPolicy
 from harnesses.browser.gated import ActionGate, GatedComputer
-from harnesses.browser.navigation import navigation_tools
-from harnesses.instructions import instructions_with_agents_md, load_instructions
+from harnesses.instructions import load_instructions
 from harnesses.sessions import SessionJournal
 from harnesses.sessions.journal import default_journal_path
+from harnesses.sessions.resume import journaled_mode
 from harnesses.workspace import Workspace
-from resources import read_text
 
-from .agent_tools import hosted_tools
+from .agent_builder import build_agent
 from .browser_session import BrowserSession
 from .controller import Controller
-from .delegates import codex_delegate
+from .first_paint import after_first_paint
 from .gc_policy import install_gui_thread_gc
 from .main_window import MainWindow
-from .mcp_session import MCP_CONFIG, WindowMcp
+from .mcp_session import WindowMcp
 from .review_journal import pending_reviews
-from .run_cli.setup import workspace_for
-from .subagents import explorer_tool
+from .run_cli.setup import project_root, workspace_for
 from .views.browser_placeholder import BrowserPlaceholder
 from .views.sessions_list import SessionSummary
 
@@ -116,31 +112,18 @@ def _agent_factory(
     mcp: WindowMcp | None = None,
     on_instructions: Any = None,
 ) -> Any:
+    """The controller's agent factory: :func:`desktop.agent_builder.build_agent` with the
+    window's parts (the browser, Codex events to the controller, the AGENTS.md list)."""
+
     def build(workspace: Workspace) -> Agent[Any]:
-        tools: list[Any] = workspace.tools()
-        if computer is not None:
-            policy = AllowedDomainsPolicy()  # goto and Ctrl+L ask as actions off-site do
-            tools.append(ComputerTool(computer, needs_approval=policy))
-            tools += navigation_tools(computer, policy)  # issue 17: goto/back/forward
-        codex = codex_delegate(workspace, settings=settings, on_stream=relay, on_stall=relay.stall)
-        if codex is not None:
-            tools.append(codex)
-        tools += hosted_tools(settings)
-        if settings.explorer:
-            tools.append(explorer_tool(workspace, model=settings.model))
-        instructions = instructions_with_agents_md(  # issue 16: AGENTS.md, read at each run
-            read_text("prompts", "default_instructions.md"),
-            workspace.root,
-            cap_bytes=settings.agents_md_cap_bytes,
-            on_load=on_instructions,
-        )
-        return Agent(
-            name="Tandem",
-            instructions=instructions,
-            model=settings.model,
-            tools=tools,
-            mcp_servers=mcp.agent_servers() if mcp is not None else [],  # issue 18
-            mcp_config=MCP_CONFIG,
+        return build_agent(
+            workspace,
+            settings,
+            computer=computer,
+            on_codex_stream=relay,
+            on_codex_stall=relay.stall,
+            on_instructions=on_instructions,
+            mcp_servers=mcp.agent_servers() if mcp is not None else (),  # issue 18
         )
 
     return build
@@ -169,6 +152,7 @@ class _Session:
 
             self.workdir = Path(tempfile.mkdtemp(prefix="tandem-demo-"))
             folder = copy_sample_repo(self.workdir / "inventory")
+            started = folder
             self.task: str | None = demo_session(options.scenario)["task"]
             mode = "ask"
             if options.scenario == "browser":  # real Chromium, a throw-away profile (issue 17)
@@ -184,7 +168,9 @@ class _Session:
 
             self.factory: Any = factory
         else:
-            folder = (options.folder or self.settings.last_folder or Path.cwd()).resolve()
+            # issue 16: a subfolder of a repository opens the repository's top level
+            started = options.folder or self.settings.last_folder or Path.cwd()
+            folder = project_root(started)
             self.task = None
             mode = str(self.settings.approval_mode)
             chromium = str(self.settings.chromium_path) if self.settings.chromium_path else None
@@ -209,7 +195,14 @@ class _Session:
             rules = []
         data = self.workdir / "data" if self.workdir else None
         # issue 16: built as `tandem run` builds it, from the same settings
-        self.workspace = workspace_for(self.settings, folder, mode=mode, rules=rules, data_dir=data)
+        self.workspace = workspace_for(
+            self.settings,
+            folder,
+            mode=mode,
+            rules=rules,
+            data_dir=data,
+            started_in=started,
+        )
         journal_path = options.journal_path or (
             self.workdir / "journal.sqlite3" if self.workdir else default_journal_path()
         )
@@ -218,6 +211,8 @@ class _Session:
         self.resumed = None if options.demo else _session_to_resume(self.journal, folder)
         #: issue 16: no session at launch; the first task creates it, named from the task
         self.session_id = self.resumed
+        if self.resumed:  # issue 16: in the mode it ran in, from the first frame on
+            self.workspace.set_mode(journaled_mode(self.journal, self.resumed) or mode)
         self.controller = Controller(
             self.workspace,
             self.factory,
@@ -237,12 +232,12 @@ class _Session:
         if not options.demo:
             self.window.settingsChanged.connect(lambda s: self._settings_changed(s, gated))
             self.mcp.attach(self.window)  # issue 18: states in the top bar and Settings
-            self.mcp.start()
+            # the servers start after the window's first paint (run_app, issue 15)
         if options.demo:  # issue 16: the demo's model is the scripted one, not gpt-5.5
             self.window.top_bar.set_model("scripted")
             self.window.top_bar.model.setToolTip("Model: scripted (the offline demo's replay)")
         self.window.instructions.set_instructions(  # before the first run too (issue 16)
-            load_instructions(folder, cap_bytes=self.settings.agents_md_cap_bytes)
+            load_instructions(self.workspace.started_in, cap_bytes=self.settings.agents_md_cap_bytes)
         )
         if self.browser_error and isinstance(self.window.browser, BrowserPlaceholder):
             self.window.browser.set_message(f"The browser tool is off: {self.browser_error}")
@@ -411,19 +406,6 @@ def run_app(options: AppOptions) -> int:
     window.closed.connect(lambda: closed.done() or closed.set_result(None))
     for error in session.errors:
         window.conversation.add_notice(error, "error")
-    if (
-        not options.demo
-        and harnesses.codex.find_codex_binary(
-            str(session.settings.codex_path) if session.settings.codex_path else None
-        )
-        is None
-    ):
-        window.conversation.add_notice(
-            f"Codex CLI not found, so the agent cannot delegate to it. {harnesses.codex.codex_install_hint()}",
-            "warning",
-        )
-    window.sessions.set_sessions(session.sessions())
-    window.sessions.select(session.session_id)
     window.sessions.sessionSelected.connect(lambda sid: _open_session(session, sid))
     session.controller.runningChanged.connect(lambda _running: session.refresh_sessions())
     session.controller.sessionCreated.connect(lambda _sid: session.refresh_sessions())
@@ -431,10 +413,9 @@ def run_app(options: AppOptions) -> int:
     window.sessions.sessionRenamed.connect(session.rename_session)
     window.sessions.newSessionRequested.connect(session.new_session)
     window.show()
-    if session.resumed:  # interrupted, or a review or an approval waits: back where it was
-        session.controller.load_session(session.resumed)
-    session.controller.refresh_checkpoints()
-    prewarm = loop.run_in_executor(None, _prewarm_lexers)  # first diffs then open without a stall
+    warming: list[asyncio.Future[None]] = []  # the imports warmed after the first paint
+    # issue 15: the window is up first; what its first frame does not show comes right after
+    after_first_paint(window, lambda: closed.done() or _after_first_paint(session, loop, warming))
     if session.task:
         QTimer.singleShot(600, lambda: session.controller.submit(session.task or ""))
     if options.screenshot is not None:
@@ -443,7 +424,8 @@ def run_app(options: AppOptions) -> int:
     try:
         with loop:
             loop.run_until_complete(closed)
-            loop.run_until_complete(prewarm)
+            for warm in warming:
+                loop.run_until_complete(warm)
             if options.demo and options.scenario == "fix":  # the one that changes the repo
                 from .demo import sample_tests_pass
 
@@ -456,10 +438,37 @@ def run_app(options: AppOptions) -> int:
     return code
 
 
+def _after_first_paint(session: _Session, loop: Any, warming: list[asyncio.Future[None]]) -> None:
+    """Start-up work that waits for the window's first paint (issue 15): the Codex look-up,
+    the local MCP servers, the sessions list, the reopened session, the checkpoints, and the imports the first run
+    and the first diff need (warmed on a worker thread, whose future joins ``warming``)."""
+    if not session.options.demo and (
+        harnesses.codex.find_codex_binary(
+            str(session.settings.codex_path) if session.settings.codex_path else None
+        )
+        is None
+    ):
+        session.window.conversation.add_notice(
+            f"Codex CLI not found, so the agent cannot delegate to it. {harnesses.codex.codex_install_hint()}",
+            "warning",
+        )
+    if not session.options.demo:
+        session.mcp.start()  # issue 18: in the background; states show as they come
+    session.window.sessions.set_sessions(session.sessions())
+    session.window.sessions.select(session.session_id)
+    if session.resumed:  # interrupted, or a review or an approval waits: back where it was
+        session.controller.load_session(session.resumed)
+    session.controller.refresh_checkpoints()
+    warming.append(loop.run_in_executor(None, _prewarm_lexers))  # first diffs open at once
+
+
 def _prewarm_lexers() -> None:
     """Off the GUI thread, right after the window shows: load what the first run and the
     first diff need (importing ``openai`` takes 1 to 2 s here; done lazily on the GUI thread
-    it froze the window at the first Send)."""
+    it froze the window at the first Send), and the command parser's ``bashlex`` (its tables
+    take 0.1 to 0.4 s; the first command's approval would wait for them)."""
+    import bashlex  # noqa: F401
+
     import core.models.openai_responses  # noqa: F401
     from core.models.warmup import warm_up_types
 

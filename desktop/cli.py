@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import importlib.util
 import os
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["EXIT_BROKEN_PIPE", "main"]
 
 _COMMANDS = ("demo", "run", "checkpoints", "sessions", "replay")
 
@@ -86,14 +87,23 @@ def _run_flags(run: argparse.ArgumentParser) -> None:
         "a session file",
     )
     run.add_argument(
-        "--base-url", help="Responses API base URL (default: the saved setting, else OPENAI_BASE_URL)"
+        "--base-url",
+        help="Responses API base URL (default: the saved setting, else OPENAI_BASE_URL)",
     )
     run.add_argument(
         "--max-turns", type=_positive, default=50, help="model round trips allowed (default 50)"
     )
     run.add_argument("--no-sandbox", action="store_true", help="run commands without bubblewrap")
     run.add_argument(
-        "--verbose", action="store_true", help="print the context left after every turn"
+        "--verbose",
+        action="store_true",
+        help="print the context left after every turn, and every line of command output",
+    )
+    run.add_argument(
+        "--full-output",
+        action="store_true",
+        help="print every line of command output (by default a long one shows its first 20 "
+        "and last 10 lines)",
     )
     run.add_argument(
         "--yes", action="store_true", help="approve what would ask (not destructive commands)"
@@ -156,17 +166,32 @@ def _headless_options(args: argparse.Namespace, task: str, resume: str | None = 
         json=args.json,
         output_last_message=args.output_last_message,
         resume=resume,
+        full_output=args.full_output,
     )
 
 
 def _sessions(args: argparse.Namespace) -> int:
     """``tandem sessions list|show ID|resume ID [MESSAGE]`` (the window's journal)."""
-    from .run_cli.sessions_cmd import list_sessions, show_session
+    from .run_cli.sessions_cmd import (
+        SessionIdError,
+        list_sessions,
+        resolve_session_id,
+        show_session,
+    )
 
     if args.action == "list":
-        return list_sessions(None if args.all else args.repo)
+        if args.all:
+            return list_sessions(None)
+        from .run_cli.setup import project_root  # runs are journaled at the repo's top level
+
+        return list_sessions(project_root(args.repo) if args.repo.is_dir() else args.repo)
     if args.action == "show":
         return show_session(args.id)
+    try:  # every action takes a unique prefix of an id; a bad id is a usage error (2)
+        args.id = resolve_session_id(args.id)
+    except SessionIdError as exc:
+        print(f"tandem sessions {args.action}: {exc}", file=sys.stderr)
+        return 2
     if args.action == "resume":
         from .headless import run_headless
 
@@ -310,19 +335,53 @@ def main(argv: list[str] | None = None) -> int:
 
     Called as the entry point (``argv`` is ``None``), it first moves secrets out of the
     process environment (:func:`_start_up`); called with an ``argv`` list (tests), it does not.
+    Ctrl+C at any point, start-up included, returns 130; a closed stdout (``| head``) returns
+    :data:`EXIT_BROKEN_PIPE` without a traceback.
     """
-    if argv is None:
-        _start_up()
-    _redact_output(wrap_streams=argv is None)
-    argv = sys.argv[1:] if argv is None else argv
-    try:
-        return _main(argv)
+    entry = argv is None
+    # issue 15: the start-up imports ran ~165 collections (0.2-0.3 s of the window's launch);
+    # off until _main knows the command: a window keeps it off (desktop.gc_policy collects)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:  # Ctrl+C during the start-up imports is an interruption too (130, no traceback)
+        if entry:
+            _start_up()
+        _redact_output(wrap_streams=entry)
+        code = _main(sys.argv[1:] if argv is None else argv, collecting=collecting)
+        if entry:
+            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
     except KeyboardInterrupt:
         print("tandem: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `tandem sessions list | head`: the reader left; stop quietly
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
+    finally:
+        if collecting:  # as it was (an in-process caller; a window has closed by now)
+            gc.enable()
 
 
-def _main(argv: list[str]) -> int:
+EXIT_BROKEN_PIPE = 141
+"""The exit code when stdout's reader goes away (``| head``): 128 + ``SIGPIPE``, what a Unix
+tool killed by the signal reports, without a traceback."""
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at ``/dev/null`` so the interpreter's final flush does not fail again
+    (the ``signal(7)``/Python ``BrokenPipeError`` note's recipe)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real fd (a test's StringIO)
+        pass
+
+
+def _main(argv: list[str], *, collecting: bool = True) -> int:
+    """Run the command in ``argv``; ``collecting``: automatic garbage collection was on
+    before :func:`main` turned it off for the start-up, and comes back on for a command
+    without a window (a window's collection is ``desktop.gc_policy``'s)."""
     if not argv or (argv[0] not in _COMMANDS and argv[0] not in ("-h", "--help")):
         window_args = _window_parser().parse_args(argv)
         if window_args.folder is not None and not window_args.folder.is_dir():
@@ -334,6 +393,8 @@ def _main(argv: list[str]) -> int:
 
         return run_app(AppOptions(window_args.folder))
     args = _parser().parse_args(argv)
+    if collecting and (args.command != "demo" or args.headless):  # no window
+        gc.enable()
     if args.command == "demo":
         if args.headless:
             from .demo import run_headless_demo

@@ -38,6 +38,7 @@ from harnesses.editor import Proposal, ReviewEvent, ReviewOutcome
 from harnesses.recording import export as recording_export
 from harnesses.recording import record as recording
 from harnesses.sessions.history import rebuild_history
+from harnesses.sessions.resume import MODE_EVENT, journaled_mode, rejudge_waiting
 from harnesses.shell import ShellCommandFinished, ShellCommandStarted, ShellEvent, ShellOutputChunk
 from harnesses.workspace import Workspace
 
@@ -225,10 +226,13 @@ class Controller(QObject):
 
     def load_session(self, session_id: str) -> None:
         """Show a journaled session's transcript and continue it: its conversation history is
-        restored and pending approvals (from the saved ``RunState``) are asked again."""
+        restored, so is the approval mode it ran in (its last journaled ``mode``, not the
+        saved default; the top bar shows it), and pending approvals (from the saved
+        ``RunState``) are asked again, whatever the mode (issue 16)."""
         self.session_id = session_id
         if self.journal is None:
             return
+        self._restore_mode(session_id)
         self.usage_base = (0, 0, 0)
         self._relay.replaying = True
         try:
@@ -254,6 +258,29 @@ class Controller(QObject):
         saved = self.journal.load_run_state(session_id)
         if saved:
             self._spawn(self._resume_saved(saved))
+
+    def _restore_mode(self, session_id: str) -> None:
+        """Switch to the approval mode ``session_id`` last ran in (unchanged when the journal
+        does not say); not journaled again: it is the session's already."""
+        assert self.journal is not None
+        try:
+            mode = journaled_mode(self.journal, session_id)
+        except Exception:
+            logger.exception("journal: the session's mode could not be read")
+            mode = None
+        if mode is not None:
+            self._switch_mode(mode)
+        self.modeChanged.emit(str(self.workspace.mode))
+
+    def _switch_mode(self, mode: str) -> None:
+        """Set the workspace's mode; when it changed between runs, the agent is built again,
+        so what reads the mode when the agent is built (the Codex delegate's sandbox,
+        ``desktop/delegates.py``) follows it (a run going on keeps its agent)."""
+        before = str(self.workspace.mode)
+        self.workspace.set_mode(mode)
+        if str(self.workspace.mode) != before and not self.is_running:
+            self._agent = self._agent_factory(self.workspace)
+            self._relay.watch_agent_tools(self._agent)
 
     def _replay(self, session_id: str) -> None:
         assert self.journal is not None
@@ -339,6 +366,7 @@ class Controller(QObject):
                 logger.exception("journal: the session could not be created")
             else:
                 self._journal_claim()
+                self._journal(MODE_EVENT, {"mode": str(self.workspace.mode)})  # issue 16
                 self.sessionCreated.emit(self.session_id)
         self.userMessage.emit(text)
         self._journal("user_message", {"text": text})
@@ -358,7 +386,8 @@ class Controller(QObject):
         self.modelRetrying.emit(notice)
 
     def resume(self, state: RunState) -> None:
-        """Continue a saved run (pending approvals are asked again)."""
+        """Continue a saved run: its pending approvals are asked again first, whatever the
+        mode (a call that waited for the user is never approved by a reopen, issue 16)."""
         if not self.is_running:
             self._task = self._spawn(self._run(state))
 
@@ -439,10 +468,10 @@ class Controller(QObject):
 
     @Slot(str)
     def set_mode(self, mode: str) -> None:
-        """Switch the approval mode for the next decisions."""
-        self.workspace.set_mode(mode)
+        """Switch the approval mode for the next decisions (journaled: it is the session's)."""
+        self._switch_mode(mode)
         self.modeChanged.emit(str(self.workspace.mode))
-        self._journal("mode", {"mode": str(self.workspace.mode)})
+        self._journal(MODE_EVENT, {"mode": str(self.workspace.mode)})
 
     @Slot(str)
     def kill_command(self, block_id: str) -> None:
@@ -490,9 +519,13 @@ class Controller(QObject):
     # -- the run -------------------------------------------------------------------------------
     async def _run(self, run_input: Any) -> None:
         self.runningChanged.emit(True)
+        # issue 16: a saved run's calls that waited for the user are asked again before
+        # anything runs; resuming them unanswered would judge them again under the mode
+        waiting = list(run_input.get_interruptions()) if isinstance(run_input, RunState) else []
         if self.journal is not None and self.session_id is not None:  # issue 16: true state
             try:
-                self.journal.set_status_nowait(self.session_id, "active")
+                status = "awaiting_approval" if waiting else "active"
+                self.journal.set_status_nowait(self.session_id, status)
             except Exception:
                 logger.exception("journal: the session's state was not written")
         self.undoRestoreAvailable.emit(False)
@@ -501,6 +534,10 @@ class Controller(QObject):
         await self._record_base()  # issue 16 (record/replay): the state the session starts from
         try:
             state: Any = run_input
+            if waiting:
+                rejudge_waiting(self.workspace, waiting)  # the prompt says why it asks
+                await self._ask(waiting, state)
+                self._journal_state(None, "active")
             while True:
                 result = Runner.run_streamed(
                     self._agent,
@@ -551,8 +588,11 @@ class Controller(QObject):
                 self._journal_state(None, "cancelled")
         except Exception as exc:
             self.context.abort_run(context_snapshot)
-            logger.exception("run failed")
             info = _failure_info(exc)  # issue 16: what to do, through core/models/errors.py
+            if info is not None:  # issue 16: shown in the window; no traceback on stderr
+                logger.debug("run failed: %s", info.message, exc_info=True)
+            else:  # not a failure Tandem knows: a bug report needs the traceback
+                logger.exception("run failed")
             self.notice.emit(info.message if info else f"{type(exc).__name__}: {exc}", "error")
             if info is not None:
                 self.modelFailed.emit(info)

@@ -3,7 +3,8 @@
 The Codex delegate runs the real Codex CLI on the session's provider (issue 17): Tandem's
 model, base URL and key become a per-call ``-c model_providers.tandem...`` override (the key
 through ``env_key`` to the Codex process alone, never to the commands it runs), unless the
-user chose "use my Codex login" in Settings. See docs/delegates.md.
+user chose "use my Codex login" in Settings. Issue 16: every call hands Codex the project
+instructions Tandem's agent gets (``harnesses.codex.instructions``). See docs/delegates.md.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import harnesses.codex  # registers the Codex CLI process for codex_tool
 from core import codex_tool
 from core.settings import Settings
 from core.tools.codex import CodexOptions, ThreadOptions
-from harnesses.codex import CodexTurnWatch, StallListener, SubprocessCodexExec
+from harnesses.codex import CodexTurnWatch, StallListener, SubprocessCodexExec, agents_md_source
 from harnesses.workspace import Workspace
 
 __all__ = ["OPENAI_BASE_URL", "codex_delegate", "codex_options_for"]
@@ -68,8 +69,18 @@ def codex_delegate(
     """A ``codex`` tool working in ``workspace`` on the session's provider.
 
     Codex's sandbox follows the approval mode (``read-only``/``full``, else
-    ``workspace-write``); Codex reads the workspace's ``AGENTS.md`` itself (``--cd``). Every
-    call is watched: no JSONL event for ``settings.codex_stall_seconds`` calls ``on_stall``
+    ``workspace-write``).
+
+    Project instructions (issue 16): each call reads the ``AGENTS.md`` files again as the
+    agent's instructions do (:func:`harnesses.instructions.load_instructions`, the cap
+    ``settings.agents_md_cap_bytes``) and passes the Tandem-global and project ones, with
+    Tandem's overrides, cap and truncation notes, as ``-c developer_instructions=...``. The
+    CLI's own project loading is turned off (``-c project_doc_max_bytes=0``), so no project
+    file goes in twice; ``$CODEX_HOME/AGENTS.md`` (or its override), which the CLI 0.171.0
+    always adds and cannot be told not to, is left to the CLI (the same ``CODEX_HOME``: the
+    process inherits Tandem's environment). Details: :mod:`harnesses.codex.instructions`.
+
+    Every call is watched: no JSONL event for ``settings.codex_stall_seconds`` calls ``on_stall``
     with a ``stop`` that kills the Codex process group (:class:`harnesses.codex.CodexTurnWatch`).
     The process is spawned through ``harnesses.spawn`` (subreaper supervisor, PDEATHSIG), so
     it dies with Tandem.
@@ -91,7 +102,12 @@ def codex_delegate(
     options = codex_options_for(settings, codex_path=codex_path, config=config)
     if harnesses.codex.find_codex_binary(options.codex_path_override) is None:
         return None
-    process = SubprocessCodexExec(options, use_login=settings.codex_use_login, inherit_key=False)
+    process = SubprocessCodexExec(
+        options,
+        use_login=settings.codex_use_login,
+        inherit_key=False,
+        instructions=agents_md_source(workspace.started_in, cap_bytes=settings.agents_md_cap_bytes),
+    )
     watch = CodexTurnWatch(process, stall_seconds=settings.codex_stall_seconds, on_stall=on_stall)
     model = None if settings.codex_use_login else settings.model
     return codex_tool(

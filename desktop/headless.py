@@ -16,12 +16,12 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 from core import (
-    Agent,
     ModelProvider,
     ModelProviderError,
     OpenAIProvider,
@@ -35,10 +35,9 @@ from core import (
 from core.context_window import ContextPolicy
 from core.redaction import redact_text, redacting
 from core.secret_handoff import handed_over
-from core.settings import Settings, load_settings
-from core.settings_check import check_base_url
-from harnesses.instructions import instructions_with_agents_md
-from harnesses.mcp import MCP_CONFIG, LocalMcpServers
+from core.settings import Settings, load_settings, settings_path
+from core.settings_check import check_base_url, key_required, missing_key_message_cli
+from harnesses.mcp import LocalMcpServers
 from harnesses.recording.record import (
     MODEL_RESPONSE,
     RECORDING_BASE,
@@ -46,20 +45,24 @@ from harnesses.recording.record import (
     recording_base_payload,
 )
 from harnesses.sessions import JournalError
+from harnesses.sessions.resume import (
+    MODE_EVENT,
+    discard_if_unused,
+    journaled_mode,
+    rejudge_waiting,
+)
 from harnesses.workspace import Workspace
-from resources import read_text
 
-from .agent_tools import hosted_tools
+from .agent_builder import build_agent
 from .context_lines import ContextPrinter
-from .delegates import codex_delegate
 from .mcp_lines import McpPrinter, trusted_project_servers
 from .run_cli.approvals import decide
 from .run_cli.events import EventWriter
+from .run_cli.header import header_lines, model_error_text, summary_line
 from .run_cli.journaling import RunJournal
 from .run_cli.reviews import on_review_event
-from .run_cli.setup import saved_rules, workspace_for
+from .run_cli.setup import project_root, saved_rules, workspace_for
 from .run_cli.terminal import CliRun, prompt_tty
-from .subagents import explorer_tool
 from .transcript_text import nested_printer
 from .views.ansi import strip_ansi
 
@@ -99,6 +102,7 @@ class HeadlessOptions:
         resume: str | None = None,
         journal_path: Path | None = None,
         answers: Any = None,
+        full_output: bool = False,
     ) -> None:
         self.repo = repo
         self.task = task
@@ -116,6 +120,7 @@ class HeadlessOptions:
         self.resume = resume  # a journaled session to continue
         self.journal_path = journal_path  # None: the platform data dir (as the window)
         self.answers = answers  # tandem replay: the recorded decisions (desktop/replay.py)
+        self.full_output = full_output  # every line of command output (else long ones fold)
 
 
 def _settings(out: TextIO) -> Settings:
@@ -135,12 +140,12 @@ def _model(
     if options.model and options.model.startswith("scripted:"):
         return ScriptedModel(options.model.removeprefix("scripted:")), None
     saved_key = settings.api_key.get_secret_value() if settings.api_key else None
-    provider = OpenAIProvider(
-        api_key=saved_key or handed_over("OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY"),
-        # issue 16: the Settings dialog's validator (``localhost:1234`` is refused with the fix)
-        base_url=check_base_url(_base_url(options, settings)),
-        no_key_needed=settings.no_key_needed,
-    )
+    key = saved_key or handed_over("OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY")
+    # issue 16: the Settings dialog's validator (``localhost:1234`` is refused with the fix)
+    base_url = check_base_url(_base_url(options, settings))
+    if not key and key_required(base_url, no_key_needed=settings.no_key_needed):
+        raise UserError(missing_key_message_cli(base_url, str(settings_path())))
+    provider = OpenAIProvider(api_key=key, base_url=base_url, no_key_needed=settings.no_key_needed)
     return options.model or settings.model, provider
 
 
@@ -187,8 +192,15 @@ async def run_headless(
     if rules_error:
         print(f"tandem run: rules not loaded ({rules_error})", file=out)
     workspace = workspace_for(  # the window's settings (desktop/app.py builds it the same way)
-        settings, options.repo, mode=options.mode, rules=rules, sandbox_enabled=options.sandbox
+        settings,
+        project_root(options.repo),  # issue 16: a subfolder runs on the repository's top level
+        started_in=options.repo,  # ... and reads the AGENTS.md files down to the subfolder
+        mode=options.mode,
+        rules=rules,
+        sandbox_enabled=options.sandbox,
     )
+    if options.resume and not options.mode:  # issue 16: the session's mode, before the
+        _restore_mode(journal, options.resume, workspace)  # agent (Codex's sandbox) reads it
     workspace.executor.listener = run.on_shell_event  # issue 16: output streams live
     unsubscribe = workspace.review_queue.add_listener(
         lambda event: on_review_event(event, workspace, run)
@@ -198,6 +210,7 @@ async def run_headless(
     mcp_printer = McpPrinter(mcp, out)
     code, status = 1, "failed"
     final_text: str | None = None
+    started_at = time.time()  # checkpoints taken from here on are this run's (the summary)
     try:
         project = await trusted_project_servers(
             workspace.root, interactive=options.interactive, prompt=prompt, out=out
@@ -211,39 +224,24 @@ async def run_headless(
         )
         model, provider = _model(options, settings)
         workspace.set_sandbox_paths(settings.sandbox_hidden_paths, settings.sandbox_shown_paths)
-        tools: list[Any] = workspace.tools()
-        codex = codex_delegate(
-            workspace,
-            settings=_codex_settings(settings, options),
-            on_stream=lambda event: _print_codex(event, out),
-            on_stall=lambda stalled, idle, _stop: _print_stall(stalled, idle, out),
-        )
-        if codex is not None and not isinstance(model, ScriptedModel):
-            tools.append(codex)
-        tools += hosted_tools(settings)
-        shown: set[str] = set()
-        if settings.explorer and not isinstance(model, ScriptedModel):
-            explorer = explorer_tool(workspace, model=model)
-            explorer.add_stream_listener(nested_printer(out, shown))
-            tools.append(explorer)
         if mcp.configs:
             await mcp.start()
             mcp_printer.print_states()
-        instructions = instructions_with_agents_md(  # issue 16: AGENTS.md, printed when read
-            read_text("prompts", "default_instructions.md"),
-            workspace.root,
-            cap_bytes=settings.agents_md_cap_bytes,
-            on_load=lambda loaded: [
+        shown: set[str] = set()
+        scripted = isinstance(model, ScriptedModel)
+        agent = build_agent(  # the window's agent (desktop/agent_builder.py), CLI parts
+            workspace,
+            settings,
+            model=model,
+            delegates=not scripted,  # a replay has no second model for Codex or the Explorer
+            codex_settings=_codex_settings(settings, options),
+            on_codex_stream=lambda event: _print_codex(event, out),
+            on_codex_stall=lambda stalled, idle, _stop: _print_stall(stalled, idle, out),
+            on_explorer_stream=nested_printer(out, shown),
+            on_instructions=lambda loaded: [  # issue 16: AGENTS.md, printed when read
                 print(f"instructions: {line}", file=out) for line in loaded.summary_lines()
             ],
-        )
-        agent = Agent(
-            name="Tandem",
-            instructions=instructions,
-            model=model,
-            tools=tools,
             mcp_servers=mcp.ready(),
-            mcp_config=MCP_CONFIG,
         )
         config = RunConfig(
             model_provider=provider,
@@ -256,6 +254,7 @@ async def run_headless(
             settings, base_url=_base_url(options, settings), listener=context
         )
         state, base = await _first_input(options, run, agent, workspace.root)
+        _session_mode(options, run, workspace)  # issue 16: the mode is the session's
         model_name = "scripted" if isinstance(model, ScriptedModel) else str(model)
         if not options.resume:  # issue 16 (record/replay): the state the session starts from
             await _record_base(run, workspace, model_name)
@@ -264,6 +263,10 @@ async def run_headless(
             file=out,
         )
         print(workspace.sandbox_summary().headline(), file=out)
+        for line in header_lines(
+            options.repo, workspace.root, model_name, options.base_url, settings.base_url
+        ):
+            print(line, file=out)
         print(f"session {journal.session_id} (`tandem sessions show {journal.session_id}`)", file=out)
         events.emit(
             "session.started",
@@ -274,6 +277,8 @@ async def run_headless(
             sandbox=workspace.sandbox_summary().mode,
             resumed=bool(options.resume),
         )
+        if isinstance(state, RunState) and state.get_interruptions():
+            await _ask_again(state, workspace, run, mcp)  # issue 16: before anything runs
         while True:
             result = Runner.run_streamed(
                 agent,
@@ -287,7 +292,7 @@ async def run_headless(
                     run.on_item(event, mcp, mcp_printer, shown)
                 elif (response := model_response_payload(getattr(event, "data", None))) is not None:
                     run.journal.append(MODEL_RESPONSE, response)  # issue 16: a turn to export
-            usage = result.context_wrapper.usage
+            usage = run.usage = result.context_wrapper.usage
             events.emit(
                 "turn.completed",
                 usage={
@@ -314,7 +319,7 @@ async def run_headless(
                 "run_finished",
                 {"final_output": final_text, "items": result.to_input_list()[base:]},
             )
-            journal.state(None, "completed")
+            journal.state(None, "stopped" if run.rejected else "completed")  # issue 16
         else:
             journal.append("run_failed", {"error": "the run ended without a final answer"})
             journal.state(None, "failed")
@@ -330,9 +335,12 @@ async def run_headless(
     except UserError as exc:
         code, status = 2, "usage"
         _failed(run, f"tandem run: {exc}", f"UserError: {exc}")
+        if not options.resume and journal.session_id:  # issue 16: never reached the model
+            _discard_unused(journal)
         return 2
     except ModelProviderError as exc:  # issue 16: what to do (core/models/errors.py)
-        _failed(run, f"tandem run failed: {exc}", f"{type(exc).__name__}: {exc}")
+        text = model_error_text(exc, options.base_url, settings.base_url)
+        _failed(run, f"tandem run failed: {text}", f"{type(exc).__name__}: {exc}")
         return 1
     except Exception as exc:  # reported, not a traceback, for scripts
         text = f"{type(exc).__name__}: {exc}"
@@ -346,6 +354,7 @@ async def run_headless(
         stop_services()
         if final_text is not None and options.output_last_message is not None:
             _write_last_message(options.output_last_message, final_text, out)
+        await _print_summary(run, workspace, code, status, started_at)
         events.emit(
             "session.ended",
             session_id=journal.session_id,
@@ -371,11 +380,75 @@ async def _record_base(run: CliRun, workspace: Workspace, model_name: str) -> No
     run.journal.append(RECORDING_BASE, payload)
 
 
+async def _print_summary(
+    run: CliRun, workspace: Workspace, code: int, status: str, started_at: float
+) -> None:
+    """The closing line (:func:`desktop.run_cli.header.summary_line`); never fatal."""
+    try:
+        taken = [c for c in await workspace.checkpoints.list() if c.created_at >= started_at]
+    except Exception:  # a broken store must not hide how the run ended
+        taken = []
+    usage = run.usage
+    print(
+        summary_line(
+            code,
+            status,
+            tokens=(usage.input_tokens, usage.output_tokens) if usage else None,
+            requests=usage.requests if usage else 0,
+            checkpoints=len(taken),
+            rejected=run.rejected,
+        ),
+        file=run.out,
+    )
+
+
 def _failed(run: CliRun, line: str, journaled: str) -> None:
     print(redact_text(line), file=sys.stderr)
     run.events.emit("error", message=line)
     run.journal.append("run_failed", {"error": journaled})
     run.journal.state(None, "failed")
+
+
+def _restore_mode(journal: RunJournal, session_id: str, workspace: Workspace) -> None:
+    """A resumed session runs in the mode it last ran in (issue 16), not the saved default;
+    an unknown id changes nothing (``_first_input`` reports it)."""
+    try:
+        mode = journaled_mode(journal.journal, session_id)
+    except JournalError:
+        return
+    if mode is not None:
+        workspace.set_mode(mode)
+
+
+def _session_mode(options: HeadlessOptions, run: CliRun, workspace: Workspace) -> None:
+    """Journal the session's approval mode (a ``mode`` event,
+    :mod:`harnesses.sessions.resume`) for a new session and for an explicit ``--mode`` on a
+    resume (which overrides the session's own, see :func:`_restore_mode`)."""
+    if not options.resume or options.mode:
+        run.journal.append(MODE_EVENT, {"mode": str(workspace.mode)})
+
+
+async def _ask_again(state: RunState, workspace: Workspace, run: CliRun, mcp: Any) -> None:
+    """Ask the saved run's waiting calls again, whatever the mode (issue 16: a call that
+    waited for the user is never approved by a resume; resumed unanswered, the runner would
+    judge it again under the mode). Ctrl+C here leaves the session waiting, as before."""
+    rejudge_waiting(workspace, state.get_interruptions())  # the prompt says why it asks
+    run.paused = state
+    for item in state.get_interruptions():
+        await decide(item, state, workspace, run, mcp)
+    run.paused = None
+    run.journal.state(None, "active")
+
+
+def _discard_unused(journal: RunJournal) -> None:
+    """Remove the session of a run a usage error stopped before the model (nothing in it
+    but the task); a journal failure is ignored (the session then stays, ``failed``)."""
+    try:
+        removed = discard_if_unused(journal.journal, journal.session_id)
+    except JournalError:
+        return
+    if removed:
+        print(f"tandem run: nothing ran; session {journal.session_id} not kept", file=sys.stderr)
 
 
 async def _first_input(

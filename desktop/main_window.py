@@ -23,6 +23,7 @@ from resources import read_text
 
 from .browser_session import BrowserSession
 from .controller import Controller
+from .export_folder import remember_export_folder, suggested_export_path
 from .notify import Notifier
 from .unified_diff import parse_unified_diff
 from .views.approval_panel import ApprovalPanel
@@ -418,12 +419,13 @@ class MainWindow(QMainWindow):
         self.checkpoints.set_checkpoints(infos)
 
     def _show_checkpoint_diff(self, a: str, b: str, text: str) -> None:
+        """A checkpoint's ``git diff`` text: parsed on the diff view's worker thread, its files
+        listed at once and their hunks streaming in (issue 15); a blank text says so."""
         self._proposals.clear()
-        files = parse_unified_diff(text)
         self.diff_view.set_read_only(True)
-        self.diff_view.set_files(files)
+        self.diff_view.stream_unified(text, parse_unified_diff)
         self.tabs.setCurrentIndex(0)
-        if not files:
+        if not text.strip():
             self.conversation.add_notice(
                 f"No difference between {a} and {b or 'the working tree'}.", "info"
             )
@@ -438,10 +440,12 @@ class MainWindow(QMainWindow):
         """File > Export session… (issue 16, record and replay): a non-modal save dialog;
         the controller writes the file off the GUI thread (docs/record-replay.md)."""
         sid = self.controller.session_id or "session"
-        start = self.controller.workspace.root / f"tandem-session-{sid[:8]}.json"
+        repo = self.controller.workspace.root
+        start = suggested_export_path(sid, repo)  # issue 16: outside the work tree, remembered
         dialog = QFileDialog(self, "Export session", str(start), "Session files (*.json)")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.setDefaultSuffix("json")
+        dialog.fileSelected.connect(lambda chosen: remember_export_folder(chosen, repo))
         dialog.fileSelected.connect(self.controller.export_session)
         self.export_dialog = dialog  # tests answer it
         dialog.open()
@@ -484,12 +488,14 @@ class MainWindow(QMainWindow):
     def _apply_settings(self, settings: Settings) -> None:
         from core.settings import save_settings
 
-        self.settings = settings
+        previous, self.settings = self.settings, settings
         try:
             save_settings(settings)
         except Exception as exc:
             self.conversation.add_notice(f"Settings not saved: {exc}", "error")
-        self.controller.set_mode(str(settings.approval_mode))
+        # issue 16: the session keeps its mode unless the approval-mode setting itself changed
+        if str(settings.approval_mode) != str(previous.approval_mode):
+            self.controller.set_mode(str(settings.approval_mode))
         self.top_bar.set_model(settings.model)
         self.diff_view.set_split_min_columns(getattr(settings, "diff_split_min_columns", 60))
         self.settingsChanged.emit(settings)

@@ -8,8 +8,9 @@ looked at), or in ``--repo PATH``. Approvals and reviews are answered with the u
 recorded decisions (:class:`RecordedAnswers`). Then every tool result is compared with the
 recording, and each difference is printed with its turn, call id and a short diff.
 
-Exit codes: 0 the replay matches the recording, 1 a tool result differs, 2 the file
-or the checkout is unusable. See docs/record-replay.md.
+Exit codes: 0 the replay matches the recording (results that differ only in timings,
+timestamps, PIDs or temporary paths are reported as "equal apart from timings" and match), 1
+a tool result differs, 2 the file or the checkout is unusable. See docs/record-replay.md.
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ class ReplayReport:
         root: the folder the tools ran in (the checkout, or ``--repo``).
         exit_codes: ``tandem run``'s exit code of each replayed run.
         replayed: the replay's tool output items, in order.
-        mismatches: where they differ from the recording (empty: identical).
+        mismatches: where they really differ from the recording (empty: identical).
+        volatile: calls whose results differ only in timings, timestamps, PIDs or temporary
+            paths (:func:`harnesses.recording.mask_volatile`): reported, not a failure.
         warnings: what the checkout could not reproduce.
     """
 
@@ -57,6 +60,7 @@ class ReplayReport:
     exit_codes: list[int] = field(default_factory=list)
     replayed: list[dict[str, Any]] = field(default_factory=list)
     mismatches: list[Mismatch] = field(default_factory=list)
+    volatile: list[Mismatch] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -220,11 +224,13 @@ async def replay(
         )
         report.exit_codes.append(await run_headless(options, out=out))
     report.replayed = _replayed_results(journal_path)
-    report.mismatches = compare_results(
+    found = compare_results(
         export["tool_results"],
         report.replayed,
         replacements=[(str(root), str(manifest.get("repo") or root))],
     )
+    report.mismatches = [m for m in found if m.real]
+    report.volatile = [m for m in found if not m.real]
     _print_report(report, len(export["tool_results"]), out)
     return report
 
@@ -262,9 +268,14 @@ def _replayed_results(journal_path: Path) -> list[dict[str, Any]]:
 
 
 def _print_report(report: ReplayReport, recorded: int, out: TextIO) -> None:
+    for near in report.volatile:
+        print(near.describe(), file=out)
     if not report.mismatches:
+        apart = (
+            f", {len(report.volatile)} of them equal apart from timings" if report.volatile else ""
+        )
         print(
-            f"tandem replay: the {recorded} tool results match the recording "
+            f"tandem replay: the {recorded} tool results match the recording{apart} "
             f"(files in {report.root})",
             file=out,
         )
@@ -286,7 +297,9 @@ def export_command(
     out: TextIO | None = None,
 ) -> int:
     """``tandem sessions export ID -o FILE``: write a session's export; returns 0, or 1
-    (unknown session, nothing to export, unwritable file) with the reason on stderr."""
+    (nothing to export, unwritable file, or an unknown id when called directly) with the
+    reason on stderr. ``tandem sessions export`` resolves the id first (a unique prefix; a
+    bad id exits 2 there, as ``show`` and ``resume``)."""
     from harnesses.recording import write_export
     from harnesses.sessions import JournalError, default_journal_path
 

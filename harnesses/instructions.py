@@ -89,6 +89,9 @@ class ProjectInstructions:
         cap_bytes: the total cap applied (bytes).
         root: the working directory the files were looked up for.
         repository: the repository root (project files are shown relative to it).
+        sections: one per file of ``files``, in the same order: the file's part of ``text``
+            (heading, body, truncation note), ``""`` when it added nothing (the Codex
+            delegate passes on all but the ``codex`` ones, :mod:`harnesses.codex.instructions`).
     """
 
     files: tuple[InstructionFile, ...]
@@ -96,6 +99,7 @@ class ProjectInstructions:
     cap_bytes: int
     root: Path
     repository: Path
+    sections: tuple[str, ...] = ()
 
     @property
     def truncated(self) -> bool:
@@ -241,6 +245,7 @@ def load_instructions(
     root = _repository_root(workdir)
     files: list[InstructionFile] = []
     sections: list[str] = []
+    per_file: list[str] = []
     left = max(0, cap_bytes)
     for path, scope, replaces in discover_instruction_files(
         workdir, config_dir=config_dir, codex_dir=codex_dir
@@ -250,6 +255,7 @@ def load_instructions(
         left -= len(used)
         file = InstructionFile(path, scope, size, len(used), replaces, error)
         files.append(file)
+        per_file.append("")
         if used:
             body = used.decode("utf-8", errors="replace").rstrip()
             if file.truncated:
@@ -258,11 +264,13 @@ def load_instructions(
                     f"instruction files are capped at {cap_bytes} bytes in total.]"
                 )
             sections.append(f"## {file.label(root)} ({_SCOPE_LABEL[scope]})\n\n{body}")
+            per_file[-1] = sections[-1]
         elif file.truncated:
             sections.append(
                 f"## {file.label(root)} ({_SCOPE_LABEL[scope]})\n\n[Tandem: not included; "
                 f"the instruction files are capped at {cap_bytes} bytes in total.]"
             )
+            per_file[-1] = sections[-1]
     text = ""
     if sections:
         text = (
@@ -271,7 +279,7 @@ def load_instructions(
             "a later (more specific) file wins. Direct instructions in the conversation win "
             "over all of them.\n\n" + "\n\n".join(sections)
         )
-    return ProjectInstructions(tuple(files), text, cap_bytes, workdir, root)
+    return ProjectInstructions(tuple(files), text, cap_bytes, workdir, root, tuple(per_file))
 
 
 def instructions_with_agents_md(

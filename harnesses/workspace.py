@@ -211,6 +211,9 @@ class Workspace:
         checkpoint_cap_bytes: cap on the untracked + ignored bytes a checkpoint copies
             (``Settings.checkpoint_cap_bytes``).
         checkpoint_retention: checkpoint retention (from ``Settings.checkpoint_keep_*``).
+        started_in: the folder the user started in, ``root`` or a folder inside it (a
+            subfolder of a repository opens the repository's top level, issue 16): the
+            ``AGENTS.md`` files are read from ``root`` down to it. Commands start at ``root``.
 
     Attributes:
         executor, editor, review_queue, checkpoints: the parts, for the GUI to subscribe to.
@@ -231,8 +234,12 @@ class Workspace:
         shown_paths: Iterable[Path] = (),
         checkpoint_cap_bytes: int = DEFAULT_CAP_BYTES,
         checkpoint_retention: Retention | None = DEFAULT_RETENTION,
+        started_in: Path | str | None = None,
     ) -> None:
         self.root = Path(root).resolve()
+        start = Path(started_in).resolve() if started_in is not None else self.root
+        #: Where the AGENTS.md chain ends (``root`` when ``started_in`` is outside it).
+        self.started_in = start if start.is_relative_to(self.root) else self.root
         #: The start-up sweep: git redirections planted while no sweep ran, disarmed (for the window).
         self.startup_repairs: list[str] = disarm_planted(self.root)
         self.rules: list[Rule] = list(rules)

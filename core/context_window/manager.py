@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
-
-import openai
 
 from ..errors import ModelBehaviorError, ModelProviderError
 from ..items import ModelResponse
@@ -51,7 +50,12 @@ def is_context_overflow(exc: BaseException) -> bool:
     if isinstance(exc, ContextWindowExceeded):
         return False
     cause = exc.__cause__
-    if isinstance(cause, openai.APIStatusError) and cause.code == "context_length_exceeded":
+    module = sys.modules.get("openai")  # not imported: no openai error (start-up, issue 15)
+    if (
+        module is not None
+        and isinstance(cause, module.APIStatusError)
+        and cause.code == "context_length_exceeded"
+    ):
         return True
     if isinstance(exc, ModelProviderError) and exc.status_code not in (400, 413, None):
         return False
@@ -385,6 +389,8 @@ class ContextManager:
     ) -> CompactionRecord | None:
         strategy = self._strategy()
         if strategy != "local" and not self._no_compact_endpoint:
+            import openai  # lazily: 1-2 s at import, not before the window is up (issue 15)
+
             try:
                 output = await remote.compact(model, request)
             except openai.APIError as exc:

@@ -9,13 +9,14 @@ that answer 404/405/501, are reported as "not supported" so that the caller fall
 from __future__ import annotations
 
 import logging
-from typing import Any
-
-import openai
-from openai.types.responses import CompactedResponse, InputTokenCountResponse
+import sys
+from typing import TYPE_CHECKING, Any
 
 from ..models.interface import ModelRequest
 from ..models.wire import item_to_dict
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["NOT_SUPPORTED", "compact", "count_input_tokens", "remote_client"]
 
@@ -27,8 +28,11 @@ NOT_SUPPORTED = frozenset({400, 404, 405, 501})
 
 def remote_client(model: Any) -> openai.AsyncOpenAI | None:
     """The model's ``AsyncOpenAI`` client, or ``None`` for a model without one."""
+    module = sys.modules.get("openai")  # imported lazily (issue 15: the window's start-up)
+    if module is None:  # no AsyncOpenAI exists before ``openai`` is imported
+        return None
     client = getattr(model, "openai_client", None)
-    return client if isinstance(client, openai.AsyncOpenAI) else None
+    return client if isinstance(client, module.AsyncOpenAI) else None
 
 
 def _body(request: ModelRequest, *, with_tools: bool) -> dict[str, Any]:
@@ -46,6 +50,9 @@ async def count_input_tokens(model: Any, request: ModelRequest) -> int | None:
     client = remote_client(model)
     if client is None or request.model is None:
         return None
+    import openai
+    from openai.types.responses import InputTokenCountResponse
+
     try:
         answer = await client.post(
             "/responses/input_tokens",
@@ -74,6 +81,9 @@ async def compact(model: Any, request: ModelRequest) -> list[dict[str, Any]] | N
     client = remote_client(model)
     if client is None or request.model is None:
         return None
+    import openai
+    from openai.types.responses import CompactedResponse
+
     try:
         answer = await client.post(
             "/responses/compact", body=_body(request, with_tools=False), cast_to=CompactedResponse

@@ -122,7 +122,22 @@ def _network_kind(chain: list[BaseException]) -> tuple[Kind, str]:
     return "connection", f"{type(last).__name__}: {last}" if str(last) else type(last).__name__
 
 
-def _status_info(exc: Any, url: str | None, base_url: str | None) -> ModelErrorInfo:
+_FIX_IN = {
+    "Settings": "in Settings",
+    "--base-url": "with --base-url",
+    "OPENAI_BASE_URL": "in OPENAI_BASE_URL",
+    "default": "with --base-url, OPENAI_BASE_URL or Settings",
+}
+"""Where the user sets the base URL, by where it came from (``fix_in``)."""
+
+
+def _place(fix_in: str) -> str:
+    return _FIX_IN.get(fix_in, _FIX_IN["Settings"])
+
+
+def _status_info(
+    exc: Any, url: str | None, base_url: str | None, fix_in: str = "Settings"
+) -> ModelErrorInfo:
     status = int(getattr(exc, "status_code", 0) or 0)
     detail = redact_text(str(getattr(exc, "message", "") or exc))  # a gateway may echo a key
     where = url or base_url or "the model service"
@@ -130,10 +145,13 @@ def _status_info(exc: Any, url: str | None, base_url: str | None) -> ModelErrorI
         message = f"{where} answered 404 Not Found."
         base = base_url or (url.rsplit("/responses", 1)[0] if url else None)
         if base and not urlsplit(base).path.rstrip("/").endswith("/v1"):
-            message += f" The base URL probably lacks /v1: try {base.rstrip('/')}/v1 in Settings."
+            message += (
+                f" The base URL probably lacks /v1: try {base.rstrip('/')}/v1 {_place(fix_in)}."
+            )
         else:
             message += (
-                " Check the base URL in Settings and that the server speaks the Responses API."
+                f" Check the base URL ({_place(fix_in)}) and that the server speaks the "
+                "Responses API."
             )
         return ModelErrorInfo("not_found", message, url, status, open_settings=True)
     if status in (401, 403):
@@ -167,7 +185,9 @@ def _status_info(exc: Any, url: str | None, base_url: str | None) -> ModelErrorI
     return ModelErrorInfo("status", f"{where} answered HTTP {status}: {detail}", url, status)
 
 
-def describe_model_error(exc: BaseException, *, base_url: str | None = None) -> ModelErrorInfo:
+def describe_model_error(
+    exc: BaseException, *, base_url: str | None = None, fix_in: str = "Settings"
+) -> ModelErrorInfo:
     """What ``exc`` (raised by the ``openai`` client, ``httpx2`` or our model) means for the
     user.
 
@@ -176,6 +196,10 @@ def describe_model_error(exc: BaseException, *, base_url: str | None = None) -> 
             :class:`~core.errors.ModelProviderError` raised ``from`` the client's error is
             described by that error.
         base_url: the configured base URL (used when the exception carries no request).
+        fix_in: where the base URL came from, so the hint says where to change it:
+            ``"Settings"`` (the window's wording, the default), ``"--base-url"``,
+            ``"OPENAI_BASE_URL"`` or ``"default"`` (none set); ``tandem run`` passes it
+            (:func:`desktop.run_cli.header.base_url_source`).
 
     Returns:
         A :class:`ModelErrorInfo`; ``kind="other"`` with ``str(exc)`` for anything else.
@@ -186,7 +210,7 @@ def describe_model_error(exc: BaseException, *, base_url: str | None = None) -> 
     url = _url(exc)
     for link in chain:
         if isinstance(link, (openai.APIStatusError, _StatusFailure)):
-            return _status_info(link, url, base_url)
+            return _status_info(link, url, base_url, fix_in)
     network = [
         link
         for link in chain
@@ -205,12 +229,17 @@ def describe_model_error(exc: BaseException, *, base_url: str | None = None) -> 
     if network:
         kind, cause = _network_kind(chain)
         where = url or base_url or "the model service"
+        place = _place(fix_in)
         action = {
-            "refused": "Start the server, or fix the base URL in Settings.",
-            "dns": "Check the host name in the base URL (Settings > Model) and the network.",
+            "refused": f"Start the server, or fix the base URL {place}.",
+            "dns": (
+                "Check the host name in the base URL (Settings > Model) and the network."
+                if fix_in == "Settings"
+                else f"Check the host name in the base URL ({place}) and the network."
+            ),
             "tls": "Use http:// for a server without TLS, or fix its certificate.",
             "timeout": "The server may be overloaded or stuck; Retry, or check the base URL.",
-            "connection": "Check the server and the base URL in Settings.",
+            "connection": f"Check the server and the base URL {place}.",
         }[kind]
         said = f"No answer from {where}" if kind == "timeout" else f"Cannot reach {where}"
         return ModelErrorInfo(

@@ -2,7 +2,9 @@
 
 The request body is built as plain JSON (the input history is serialised once per item, see
 :mod:`core.models.history`) and posted with the client's own ``post``, so the client still
-provides HTTP, authentication, retries with backoff, SSE parsing and typed events.
+provides HTTP, authentication, retries with backoff, SSE parsing and typed events. A
+non-streamed answer is taken as the parsed JSON (``cast_to=object``): its items are the wire
+dicts the runner keeps, so no typed ``Response`` is built and dumped back (issue 15).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ..model_settings import get_default_model_settings
 from ..redaction import redact_text
 from ..secret_handoff import env_value
 from .errors import RetryListener, RetryNotice, describe_model_error, provider_error
-from .history import dumps_item, join_body
+from .history import dumps_item
 from .interface import Model, ModelRequest
 from .provider import DEFAULT_MODEL, OpenAIProvider
 from .wire import item_to_dict
@@ -91,32 +93,123 @@ def build_request_head(request: ModelRequest, *, stream: bool) -> dict[str, Any]
     return head
 
 
-def build_request_body(request: ModelRequest, *, stream: bool) -> bytes:
-    """The whole JSON body (UTF-8 bytes): the head serialised now, then ``input`` as the cached
-    bytes of each history item, written straight into the body by one join
-    (:func:`~core.models.history.join_body`; issue 15, item 4). No item is serialised again.
+def build_request_chunks(request: ModelRequest, *, stream: bool) -> list[bytes]:
+    """The whole JSON body (UTF-8) as chunks whose concatenation is the body: the head
+    serialised now, then ``input`` as the history's sealed blocks and newest items
+    (:meth:`~core.models.history.InputHistory.body_chunks`; issue 15, item 4). No item is
+    serialised again, and only the newest items are copied.
 
     Raises:
         TypeError: a head field (e.g. ``extra_body``) holds a value JSON cannot encode.
     """
     head = build_request_head(request, stream=stream)
     head.pop("input", None)  # the history is the input (an ``extra_body`` key must not repeat it)
-    head_bytes = dumps_item(head)
-    return join_body(head_bytes, b"input", request.input.encoded)
+    return request.input.body_chunks(dumps_item(head), b"input")
+
+
+def build_request_body(request: ModelRequest, *, stream: bool) -> bytes:
+    """The whole JSON body as one ``bytes`` (the join of :func:`build_request_chunks`, e.g.
+    for a test or a log; the model itself posts the chunks).
+
+    Raises:
+        TypeError: a head field (e.g. ``extra_body``) holds a value JSON cannot encode.
+    """
+    return b"".join(build_request_chunks(request, stream=stream))
+
+
+class _ChunkedBody:
+    """A request body posted as its chunks, so no request joins the whole history.
+
+    For the ``openai`` client it is an ``AsyncIterable[bytes]`` (a documented ``content``
+    type; ``httpx2`` writes each chunk as it is, under the ``Content-Length`` that
+    :meth:`OpenAIResponsesModel._options` sets) that is also a seekable file: the client only
+    retries (429/5xx, connection errors) a body it can rewind, and every iteration starts from
+    the first chunk, so rewinding is a no-op.
+    """
+
+    __slots__ = ("_pos", "chunks", "length")
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+        self.length = sum(map(len, chunks))
+        self._pos = 0  # of the file view only: iteration always yields the whole body
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            yield chunk
+
+    def read(self, size: int | None = -1) -> bytes:
+        """The next ``size`` bytes of the file view (all that is left when ``size`` is
+        negative or ``None``); a join, so only for a caller that reads instead of iterating."""
+        data = b"".join(self.chunks)
+        end = len(data) if size is None or size < 0 else min(len(data), self._pos + size)
+        out, self._pos = data[self._pos : end], max(end, self._pos)
+        return out
+
+    def seekable(self) -> bool:
+        """Always: the chunks are kept, so the body can be sent again from any offset."""
+        return True
+
+    def tell(self) -> int:
+        """The file view's offset in bytes."""
+        return self._pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        """Move the file view (``whence`` 0, 1 or 2 as for a file); returns the new offset."""
+        base = {0: 0, 1: self._pos, 2: self.length}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
 
 
 def response_to_model_response(response: Any) -> ModelResponse:
     """A :class:`ModelResponse` whose output items are plain wire dicts.
 
+    Args:
+        response: the response as the server sent it (the parsed JSON object, what
+            :meth:`OpenAIResponsesModel.get_response` passes: no typed model is built, issue 15,
+            item 4), or an ``openai`` ``Response`` (e.g. a stream's ``response.completed``).
+
+    Returns:
+        The output items as sent, ``usage`` as sent (a dict for JSON, the typed object for a
+        ``Response``) and the response id.
+
     Raises:
-        ModelBehaviorError: the response status is ``failed`` or ``incomplete`` (spec §10.1).
+        ModelBehaviorError: the response status is ``failed`` or ``incomplete`` (spec §10.1), or
+            the answer is not a Responses object (not a JSON object, ``output`` not a list of
+            objects): what cannot be read is refused, not guessed at.
     """
+    if isinstance(response, dict):
+        return _from_json(response)
     status = getattr(response, "status", None)
     if status in ("failed", "incomplete"):
         detail = getattr(response, "error", None) or getattr(response, "incomplete_details", None)
         raise ModelBehaviorError(f"Responses request ended with status {status}: {detail}")
     output = [item_to_dict(item) for item in response.output or []]
     return ModelResponse(output=output, usage=response.usage, response_id=response.id)
+
+
+def _from_json(data: dict[str, Any]) -> ModelResponse:
+    status = data.get("status")
+    if status in ("failed", "incomplete"):
+        detail = data.get("error") or data.get("incomplete_details")
+        raise ModelBehaviorError(f"Responses request ended with status {status}: {detail}")
+    output = data.get("output")
+    if output is None:
+        output = []
+    if not isinstance(output, list) or not all(isinstance(item, dict) for item in output):
+        raise ModelBehaviorError(
+            f"Responses answer has an unreadable output ({type(output).__name__}); "
+            "expected a list of item objects"
+        )
+    usage = data.get("usage")
+    if usage is not None and not isinstance(usage, dict):
+        raise ModelBehaviorError(f"Responses answer has an unreadable usage: {usage!r:.80}")
+    response_id = data.get("id")
+    return ModelResponse(
+        output=output,
+        usage=usage,
+        response_id=response_id if isinstance(response_id, str) else None,
+    )
 
 
 class OpenAIResponsesModel(Model):
@@ -173,8 +266,8 @@ class OpenAIResponsesModel(Model):
         """The ``AsyncOpenAI`` client (for ``responses.compact`` / ``responses.input_tokens``)."""
         return self._client
 
-    def _options(self, request: ModelRequest) -> Any:
-        headers = {"Content-Type": "application/json"}
+    def _options(self, request: ModelRequest, body: _ChunkedBody) -> Any:
+        headers = {"Content-Type": "application/json", "Content-Length": str(body.length)}
         headers.update(request.model_settings.extra_headers or {})
         return make_request_options(extra_headers=headers, security={"bearer_auth": True})
 
@@ -188,18 +281,24 @@ class OpenAIResponsesModel(Model):
 
     async def get_response(self, request: ModelRequest) -> ModelResponse:
         request = self._with_model(request)
-        body = build_request_body(request, stream=False)
+        body = _ChunkedBody(build_request_chunks(request, stream=False))
         try:
+            # ``cast_to=object``: the client hands back the parsed JSON, with no typed
+            # ``Response`` built only to be dumped to dicts again (1+ ms a turn; issue 15)
             response = await self._client.post(
-                "/responses", content=body, options=self._options(request), cast_to=Response
+                "/responses", content=body, options=self._options(request, body), cast_to=object
             )
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             raise provider_error(exc, base_url=str(self._client.base_url)) from exc
+        if not isinstance(response, dict):
+            raise ModelBehaviorError(
+                f"Responses answer is not a JSON object ({type(response).__name__})"
+            )
         return response_to_model_response(response)
 
     async def stream_response(self, request: ModelRequest) -> AsyncIterator[Any]:
         request = self._with_model(request)
-        body = build_request_body(request, stream=True)
+        body = _ChunkedBody(build_request_chunks(request, stream=True))
         attempt = 0
         while True:
             completed = opened = False
@@ -207,7 +306,7 @@ class OpenAIResponsesModel(Model):
                 stream = await self._client.post(
                     "/responses",
                     content=body,
-                    options=self._options(request),
+                    options=self._options(request, body),
                     cast_to=Response,
                     stream=True,
                     stream_cls=AsyncStream[ResponseStreamEvent],

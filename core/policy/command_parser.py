@@ -8,8 +8,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import bashlex
-
 from .wrappers import (
     SHELLS,
     WRAPPERS,
@@ -210,6 +208,8 @@ class _Walker:
         if all(not line.strip() or line.lstrip().startswith("#") for line in src.splitlines()):
             return  # blank or comments only (bashlex fails on those)
         _refuse_bashlex_traps(src)
+        import bashlex  # lazily: its parser tables cost ~0.1-0.4 s at import (issue 15)
+
         try:
             trees = bashlex.parse(src)
         except NotImplementedError as exc:

@@ -23,7 +23,8 @@ __all__ = ["DEFAULT_RULES", "default_rules"]
 # repository's config names a program they would run (`core.fsmonitor`, `diff.external`,
 # textconv, filters other than git-lfs, pager, gpg, includes) or when there is no repository
 # in the workspace. `date` is allowed only bare (`date -s` sets the clock); `df`, `tr`,
-# `echo`, `printf` (except `-v`), `uname`, `which`, `type`, `basename`, `dirname`, `pwd`,
+# `sed` only as `sed -n` with print commands on line/range/regex addresses
+# (core/policy/sed_script.py); `echo`, `printf` (except `-v`), `uname`, `which`, `type`, `basename`, `dirname`, `pwd`,
 # `cd` read no file.
 _READ_ONLY: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ls *", ()),
@@ -32,6 +33,7 @@ _READ_ONLY: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tail *", ()),
     ("wc *", ()),
     ("nl *", ()),
+    ("sed *", ("-i", "--in-place", "-f", "--file")),
     ("grep *", ()),
     ("egrep *", ()),
     ("fgrep *", ()),

@@ -6,17 +6,34 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .sed_script import sed_problems
+
 __all__ = ["Effect", "Scan", "Tool", "TOOLS", "resolve_long", "scan"]
 
-Effect = Literal["write", "run", "read", "list", "follow", "pattern", "recurse", "endless"]
+Effect = Literal[
+    "write",
+    "run",
+    "read",
+    "list",
+    "follow",
+    "pattern",
+    "recurse",
+    "endless",
+    "script",
+    "script-file",
+    "quiet",
+]
 """What an option does: writes its file, runs a program, reads its file (path-checked),
 reads file names only known at run time, follows symlinks recursively, supplies the
 pattern (so grep's first operand is a file), makes the program walk its directory
 operands (``grep -r``, ``ls -R``; with a value, only ``recurse``: ``grep -d recurse``), or
 makes it run until killed (``tail -f``: no read-only rule vouches for it, so it asks in
-the modes that judge reach; an approved or *auto* one still ends at the command timeout)."""
+the modes that judge reach; an approved or *auto* one still ends at the command timeout),
+supplies a sed script (``sed -e``: judged by :mod:`core.policy.sed_script`), reads one
+from a file (``sed -f``: unjudgeable, so it asks) or silences sed's automatic printing
+(``sed -n``)."""
 
-Operands = Literal["paths", "none", "pattern-then-paths", "jq"]
+Operands = Literal["paths", "none", "pattern-then-paths", "jq", "sed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +46,8 @@ class Tool:
         short_args: short option letters that take an argument (``"k o S t T"`` for sort).
         effects: option (``"-o"`` or ``"--output"``) → :data:`Effect`.
         operands: what non-option words are: file paths, nothing to check, a pattern then
-            paths (grep), or a jq filter then paths.
+            paths (grep), a jq filter then paths, or a sed script then paths (unless
+            ``-e`` gave the script).
         abbrev: whether unambiguous prefixes of long options are accepted (getopt_long).
     """
 
@@ -53,6 +71,8 @@ class Scan:
             ``-f``), so every operand is a file.
         operands: the file operands among ``paths`` (not the files of options).
         recursive: an option makes the program walk its directory operands.
+        scripts: sed scripts (``-e`` values, or the first operand).
+        quiet: sed's ``-n``/``--quiet``/``--silent`` was given.
     """
 
     problems: list[str] = field(default_factory=list)
@@ -62,6 +82,8 @@ class Scan:
     pattern_given: bool = False
     operands: list[str] = field(default_factory=list)
     recursive: bool = False
+    scripts: list[str] = field(default_factory=list)
+    quiet: bool = False
 
 
 def resolve_long(tool: Tool, name: str) -> str | None:
@@ -133,6 +155,11 @@ def scan(tool: Tool, args: Sequence[str]) -> Scan:
     elif tool.operands == "jq" and not pattern_given and operands:
         out.jq_filter = operands[0]
         operands = operands[1:]
+    elif tool.operands == "sed":
+        if not pattern_given and operands:
+            out.scripts.append(operands[0])
+            operands = operands[1:]
+        out.problems.extend(sed_problems(out.scripts, quiet=out.quiet))
     if tool.operands != "none":
         out.operands.extend(operands)
         out.paths.extend(operands)
@@ -154,6 +181,13 @@ def _apply(tool: Tool, out: Scan, key: str, spelled: str, value: str) -> bool:
         out.paths.append(value)
     elif effect == "recurse":
         out.recursive = out.recursive or value in ("", "recurse")
+    elif effect == "script":
+        out.scripts.append(value)
+        return True
+    elif effect == "script-file":
+        out.problems.append(f"uses `{spelled}`, which reads a sed script Tandem cannot judge")
+    elif effect == "quiet":
+        out.quiet = True
     elif effect == "endless":
         out.problems.append(
             f"uses `{spelled}`, which follows the file and never ends (it would run until "
@@ -357,6 +391,18 @@ TOOLS: dict[str, Tool] = {
     "md5sum": _SUM,
     "sha1sum": _SUM,
     "sha256sum": _SUM,
+    # GNU sed 4.9. `-i`/`--in-place` (any spelling: `-ni`, `-i.bak`, `--in-place=.bak`,
+    # `--in`) writes; `-f`/`--file` reads a script Tandem cannot see; the script itself is
+    # judged by core/policy/sed_script.py (print commands on line addresses only).
+    "sed": _tool(
+        "debug expression= file= follow-symlinks in-place=? line-length= null-data "
+        "zero-terminated posix quiet silent regexp-extended sandbox separate unbuffered",
+        "e f l",
+        {"-i": "write", "--in-place": "write", "-f": "script-file", "--file": "script-file",
+         "-e": "script", "--expression": "script", "-n": "quiet", "--quiet": "quiet",
+         "--silent": "quiet"},
+        "sed",
+    ),
     "jq": _tool(
         "seq stream stream-errors slurp raw-input null-input compact-output tab indent= "
         "color-output monochrome-output ascii-output unbuffered sort-keys raw-output "

@@ -32,8 +32,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import bashlex
-
 __all__ = [
     "APPLY_PATCH_COMMANDS",
     "ShellPatch",
@@ -276,6 +274,8 @@ def _literal_words(node: Any) -> list[str] | None:
 def _parse(src: str) -> list[Any] | None:
     if not src.strip() or _has_unclosed_brace(src):
         return None
+    import bashlex  # lazily: its parser tables cost ~0.1-0.4 s at import (issue 15)
+
     try:
         return list(bashlex.parse(src))
     except Exception:  # bashlex raises several types on odd input: then it is no patch

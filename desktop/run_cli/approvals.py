@@ -67,6 +67,7 @@ async def decide(
     )
     if decision == "reject":
         run.rejected += 1
+        run.rejected_calls.add(str(item.call_id))  # its output reads "rejected", not "(exit 1)"
         state.reject(item, rejection_message=message or None)
     else:
         state.approve(item)

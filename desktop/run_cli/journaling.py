@@ -5,8 +5,10 @@
 Events: ``user_message`` ``{"text"}``; each run item under its stream event name
 ``{"item": wire dict}``; ``approval`` ``{"call_id", "decision", "message"}``; ``proposal``
 and ``proposal_closed`` (desktop/review_journal.py records); ``run_finished``
-``{"final_output", "items"}``, ``run_failed`` ``{"error"}``, ``run_cancelled`` ``{}``. The run
-state is saved while approvals wait (status ``awaiting_approval``).
+``{"final_output", "items"}``, ``run_failed`` ``{"error"}``, ``run_cancelled`` ``{}``; ``mode``
+``{"mode"}`` (the session's approval mode, :mod:`harnesses.sessions.resume`) and ``owner`` (the
+process driving the session). The run state is saved while approvals wait (status
+``awaiting_approval``); the end is ``completed``, ``stopped``, ``failed`` or ``cancelled``.
 """
 
 from __future__ import annotations
@@ -41,7 +43,16 @@ class RunJournal:
     def start(self, repo: Path, title: str) -> str:
         """Create a new session named after the task; returns its id."""
         self.session_id = self.journal.create_session(repo, " ".join(title.split())[:80])
+        self._claim()
         return self.session_id
+
+    def _claim(self) -> None:
+        """This process drives the session now (issue 16: an ``owner`` event, so a live run
+        is listed ``running`` and a killed one ``interrupted``)."""
+        try:
+            self.journal.claim_session(self.session_id)
+        except Exception:
+            logger.exception("journal: the session could not be claimed")
 
     def reopen(self, session_id: str) -> tuple[list[dict[str, Any]], str | None]:
         """Continue ``session_id``: returns its conversation history and its saved run state
@@ -52,6 +63,7 @@ class RunJournal:
         """
         self.journal.session(session_id)  # raises for an unknown id
         self.session_id = session_id
+        self._claim()
         events = [(e.kind, e.payload) for e in self.journal.events(session_id)]
         return rebuild_history(events), self.journal.load_run_state(session_id)
 

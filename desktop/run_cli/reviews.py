@@ -12,6 +12,7 @@ from harnesses.editor import ReviewOutcome
 from harnesses.workspace import Workspace
 
 from ..review_journal import proposal_record
+from .header import plural
 from .review_tty import review_per_hunk
 from .terminal import CliRun, in_thread
 
@@ -25,7 +26,10 @@ def on_review_event(event: Any, workspace: Workspace, run: CliRun) -> None:
         run.journal.append("proposal_closed", {"id": proposal.id, "how": event.type})
         return
     run.journal.append("proposal", proposal_record(proposal, run.patch_call))
-    print(f"\n[review] {proposal.kind} {proposal.path} ({len(proposal.hunks)} hunks)", file=out)
+    print(
+        f"\n[review] {proposal.kind} {proposal.path} ({plural(len(proposal.hunks), 'hunk')})",
+        file=out,
+    )
     run.events.emit(
         "approval.requested",
         call_id=run.patch_call,

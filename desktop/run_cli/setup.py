@@ -10,9 +10,35 @@ from core.errors import UserError
 from core.policy import RuleStore
 from core.settings import Settings
 from harnesses.checkpoints import retention_from_settings
+from harnesses.vcs import enclosing_top_level
 from harnesses.workspace import Workspace
 
-__all__ = ["saved_rules", "workspace_for"]
+__all__ = ["project_root", "saved_rules", "workspace_for"]
+
+
+def project_root(folder: Path) -> Path:
+    """The folder a workspace opened on ``folder`` uses as its root.
+
+    Inside a Git work tree it is the repository's top level (``proj`` for ``proj/tests``),
+    as Codex and Claude Code take the git top level for the project root: otherwise the
+    sandbox would hide the parent's ``.git`` and git would say "Not a git repository"
+    (issue 16). Found through the git door (:func:`harnesses.vcs.enclosing_top_level`).
+    A top level that is the home folder or ``/`` (a dotfiles repository) is not taken:
+    the workspace would be the whole home, so ``folder`` itself stays the root.
+
+    Args:
+        folder: the folder the user started in.
+
+    Returns:
+        The resolved root (``folder`` resolved, outside a repository).
+    """
+    here = folder.resolve()
+    top = enclosing_top_level(here)
+    if top is None or top == here:
+        return here
+    if top in (Path.home().resolve(), Path("/")):
+        return here
+    return top
 
 
 def saved_rules(settings: Settings) -> tuple[list[Any], str | None]:
@@ -32,10 +58,14 @@ def workspace_for(
     rules: list[Any] | None = None,
     sandbox_enabled: bool | None = None,
     data_dir: Path | None = None,
+    started_in: Path | None = None,
 ) -> Workspace:
     """A :class:`harnesses.workspace.Workspace` on ``folder`` with the settings' approval
     mode, sandbox switch and paths, checkpoint cap and retention, and the wait for input of
-    commands; ``mode`` and ``sandbox_enabled`` override the settings (flags)."""
+    commands; ``mode`` and ``sandbox_enabled`` override the settings (flags). Callers pass
+    :func:`project_root` of the folder the user started in, and that folder as
+    ``started_in`` (the ``AGENTS.md`` files are read down to it); commands start at the root
+    (the workspace has no separate working directory)."""
     workspace = Workspace(
         folder,
         mode=mode or str(settings.approval_mode),
@@ -46,6 +76,7 @@ def workspace_for(
         shown_paths=settings.sandbox_shown_paths,
         checkpoint_cap_bytes=settings.checkpoint_cap_bytes,
         checkpoint_retention=retention_from_settings(settings),
+        started_in=started_in,
     )
     workspace.executor.input_wait_s = settings.shell_input_wait_seconds or None
     return workspace

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
@@ -21,9 +22,15 @@ from .journaling import RunJournal
 if TYPE_CHECKING:
     from ..headless import HeadlessOptions
 
-__all__ = ["CliRun", "in_thread", "prompt_tty"]
+__all__ = ["FOLD_HEAD_LINES", "FOLD_TAIL_LINES", "CliRun", "in_thread", "prompt_tty"]
 
 Ask = Callable[[str], str]
+
+FOLD_HEAD_LINES = 20
+"""Lines of one command stream printed live before the rest is folded (``--full-output``
+prints everything), as ``codex exec`` folds long output."""
+FOLD_TAIL_LINES = 10
+"""Last lines of a folded stream printed when the command ends, after ``… N lines …``."""
 
 
 def prompt_tty(text: str) -> str:
@@ -57,8 +64,17 @@ class CliRun:
         self.patch_call = ""  # the last apply_patch call (its proposal's card)
         self.started: dict[str, str] = {}  # call id -> item type (events)
         self.paused: Any = None  # the run state while approvals are asked
+        self.rejected_calls: set[str] = set()  # call ids whose approval was rejected
+        self.usage: Any = None  # the run's cumulative usage after the latest model pass
+        self.full_output = bool(
+            getattr(options, "full_output", False) or getattr(options, "verbose", False)
+        )
         self._redactors: dict[tuple[str, int, str], StreamRedactor] = {}
         self._at_line_start: dict[tuple[str, int, str], bool] = {}
+        self._lines: dict[tuple[str, int, str], int] = {}  # lines printed live per stream
+        self._held: dict[tuple[str, int, str], deque[str]] = {}  # a folded stream's tail
+        self._partial: dict[tuple[str, int, str], str] = {}
+        self._folded: dict[tuple[str, int, str], int] = {}  # lines held back in all
 
     def on_shell_event(self, event: Any) -> None:
         """The executor's listener: output chunks printed and sent as they come (redacted
@@ -72,6 +88,8 @@ class CliRun:
                 key = (event.call_id, event.command_index, stream)
                 if key in self._redactors:
                     self._chunk(key, self._redactors.pop(key).flush())
+                self._unfold(key)
+                self._lines.pop(key, None)
                 if not self._at_line_start.pop(key, True):
                     self.out.write("\n")
 
@@ -82,11 +100,48 @@ class CliRun:
         self.streamed.add(call_id)
         clean = strip_ansi(text)
         for piece in clean.splitlines(keepends=True):
+            if not self.full_output and self._lines.get(key, 0) >= FOLD_HEAD_LINES:
+                self._hold(key, piece)
+                continue
             if self._at_line_start.get(key, True):
                 self.out.write("  | ")
             self.out.write(piece)
             self._at_line_start[key] = piece.endswith("\n")
+            if piece.endswith("\n"):
+                self._lines[key] = self._lines.get(key, 0) + 1
         self.out.flush()
+        self._emit_delta(call_id, index, stream, text)
+
+    def _hold(self, key: tuple[str, int, str], piece: str) -> None:
+        """Keep a line past the head of a long stream: only the last few are printed."""
+        line = self._partial.pop(key, "") + piece
+        if not line.endswith("\n"):
+            self._partial[key] = line
+            return
+        self._held.setdefault(key, deque(maxlen=FOLD_TAIL_LINES)).append(line)
+        self._folded[key] = self._folded.get(key, 0) + 1
+
+    def _unfold(self, key: tuple[str, int, str]) -> None:
+        """At a command's end: ``… N lines …`` for what was held back, then its tail."""
+        partial = self._partial.pop(key, "")
+        if partial:
+            self._held.setdefault(key, deque(maxlen=FOLD_TAIL_LINES)).append(partial + "\n")
+            self._folded[key] = self._folded.get(key, 0) + 1
+        tail = self._held.pop(key, deque())
+        hidden = self._folded.pop(key, 0) - len(tail)
+        if hidden > 0:
+            if not self._at_line_start.get(key, True):
+                self.out.write("\n")
+            self.out.write(f"  | … {hidden} more lines (--full-output shows them) …\n")
+            self._at_line_start[key] = True
+        for line in tail:
+            if not self._at_line_start.get(key, True):
+                self.out.write("\n")
+            self.out.write("  | " + line)
+            self._at_line_start[key] = True
+        self.out.flush()
+
+    def _emit_delta(self, call_id: str, index: int, stream: str, text: str) -> None:
         self.events.emit(
             "item.updated",
             item={
@@ -110,6 +165,9 @@ class CliRun:
         if found is not None:
             self.events.emit(found[0], item=found[1])
         if mcp_printer.handle(event):
+            return
+        if raw.get("type") == "shell_call_output" and raw.get("call_id") in self.rejected_calls:
+            print("  rejected: the command did not run", file=self.out)  # not "(exit 1)"
             return
         if raw.get("type") == "shell_call_output" and raw.get("call_id") in self.streamed:
             for entry in raw.get("output", []) or []:  # the output was printed live

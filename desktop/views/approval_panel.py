@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QResizeEvent, QShortcut, QTextLayout, QTextOption
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -81,7 +81,29 @@ QPushButton#reject { color: #ffb4ad; background: #3b1d1d; border-color: #6e2c2c;
 QPushButton#reject:hover { background: #4a2323; }
 """
 _BODY_MAX_LINES = 10
+"""Visual (wrapped) lines the command box grows to; beyond that it scrolls."""
 _CODE = re.compile(r"`([^`]+)`")
+_BREAKS = re.compile(r"([/=,:])")
+_ZWSP = "\u200b"  # a line-break opportunity in long paths and option values
+
+
+def _wrapped_lines(text: str, option: QTextOption, font: object, width: float) -> int:
+    """How many lines ``text`` takes when wrapped as ``option`` says at ``width`` px."""
+    total = 0
+    for line in text.split("\n"):
+        layout = QTextLayout(line, font)  # type: ignore[call-overload]
+        layout.setTextOption(option)
+        layout.beginLayout()
+        count = 0
+        while True:
+            text_line = layout.createLine()
+            if not text_line.isValid():
+                break
+            text_line.setLineWidth(width)
+            count += 1
+        layout.endLayout()
+        total += max(count, 1)
+    return total
 
 
 def _code_html(text: str) -> str:
@@ -90,13 +112,26 @@ def _code_html(text: str) -> str:
     last = 0
     for match in _CODE.finditer(text):
         parts.append(html.escape(text[last : match.start()]))
+        # issue 16: a long path or option value may break after / = , :
+        code = _BREAKS.sub(r"\1" + _ZWSP, match.group(1))
         parts.append(
             "<code style='font-family: monospace; background: #262a32;'>"
-            f"&nbsp;{html.escape(match.group(1))}&nbsp;</code>"
+            f"&nbsp;{html.escape(code)}&nbsp;</code>"
         )
         last = match.end()
     parts.append(html.escape(text[last:]))
     return "".join(parts)
+
+
+class _BodyView(QPlainTextEdit):
+    """The read-only command/diff box; tells its panel when its width changes."""
+
+    resized = Signal()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.resized.emit()
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,11 +231,16 @@ class ApprovalPanel(QFrame):
         self.recoverability_label.setWordWrap(True)
         self.recoverability_label.hide()
 
-        self.body_view = QPlainTextEdit()
+        self.body_view = _BodyView()
         self.body_view.setObjectName("approvalBody")
         self.body_view.setReadOnly(True)
-        self.body_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # issue 16: the whole command is readable: wrapped (anywhere inside a long token),
+        # up to _BODY_MAX_LINES lines tall, a vertical scrollbar beyond, never a horizontal one
+        self.body_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.body_view.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.body_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.body_view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.body_view.resized.connect(self._refit)
         font = self.body_view.font()
         font.setFamily("monospace")
         font.setStyleHint(font.StyleHint.Monospace)
@@ -366,6 +406,7 @@ class ApprovalPanel(QFrame):
             self.kind_badge.clear()
             self.title_label.setText("No pending approvals")
             self.reason_label.clear()
+            self.reason_label.setToolTip("")
             self.recoverability_label.clear()
             self.recoverability_label.hide()
             self.body_view.clear()
@@ -385,6 +426,7 @@ class ApprovalPanel(QFrame):
         self.title_label.setToolTip(request.title)
         warning = "\u26a0 " if request.destructive else ""
         self.reason_label.setText(warning + _code_html(request.reason))
+        self.reason_label.setToolTip(request.reason)
         self.reason_label.setVisible(bool(request.reason))
         self._show_recoverability(request.recoverability)
         self.body_view.setPlainText(request.body)
@@ -411,13 +453,38 @@ class ApprovalPanel(QFrame):
             self.show()
 
     def _fit_body(self, body: str) -> None:
-        lines = min(max(body.count("\n") + 1, 1), _BODY_MAX_LINES)
-        metrics = self.body_view.fontMetrics()
-        margin = int(2 * self.body_view.document().documentMargin())
-        bar = self.body_view.horizontalScrollBar().sizeHint().height()
-        longest = max((metrics.horizontalAdvance(line) for line in body.splitlines()), default=0)
-        extra = bar if longest > self.body_view.viewport().width() else 0
-        self.body_view.setFixedHeight(lines * metrics.lineSpacing() + margin + 6 + extra)
+        """Size the body box to ``body`` wrapped at the box's width: every line shown up to
+        ``_BODY_MAX_LINES``, then a vertical scrollbar. The height counts the frame, the
+        document margin and the viewport margins, not just the text lines."""
+        view = self.body_view
+        metrics = view.fontMetrics()
+        doc_margin = view.document().documentMargin()
+        frame = 2 * view.frameWidth()
+        margins = view.contentsMargins()
+        inner = view.width() - frame - margins.left() - margins.right()
+        option = view.document().defaultTextOption()
+        option.setWrapMode(view.wordWrapMode())
+        width = max(1.0, inner - 2 * doc_margin - view.cursorWidth())
+        lines = _wrapped_lines(body, option, view.font(), width)
+        if lines > _BODY_MAX_LINES:  # the scrollbar takes width: wrap again beside it
+            bar = view.verticalScrollBar().sizeHint().width()
+            lines = _wrapped_lines(body, option, view.font(), max(1.0, width - bar))
+        shown = min(max(lines, 1), _BODY_MAX_LINES)
+        height = (
+            shown * metrics.lineSpacing()
+            + int(2 * doc_margin + 0.5)
+            + frame
+            + margins.top()
+            + margins.bottom()
+            + 2  # QPlainTextEdit keeps a pixel of slack above and below the text
+        )
+        view.setFixedHeight(height)
+
+    @Slot()
+    def _refit(self) -> None:
+        """The box's width changed: the command wraps differently."""
+        if self.current() is not None:
+            self._fit_body(self.body_view.toPlainText())
 
     def _show_recoverability(self, line: str | None) -> None:
         """The checkpoint's promise for a destructive command, green when it covers

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -28,6 +28,7 @@ from .transcript.entries import _AssistantMessage, _Notice, _Reasoning, _UserMes
 __all__ = ["ConversationView", "render_markdown"]
 
 _log = logging.getLogger("desktop")
+_HINT_MARGIN = 16  # px either side of the empty-state hint
 
 
 def _depth(layout: QLayout) -> int:
@@ -51,7 +52,9 @@ class ConversationView(QWidget):
 
     Hosted tools get a body under their card (sources, search hits, code, output, images);
     an agent run as a tool gets a sub-conversation under its card: the entries the controller
-    :meth:`adopt` s into it, nested to any depth. Message, reasoning and card ids are global.
+    :meth:`adopt` s into it, nested to any depth; a long one lays out only its last entries
+    (``tool_card.SUB_TAIL``, "Show earlier" for the rest), so a nested append stays flat too.
+    Message, reasoning and card ids are global.
 
     Args:
         parent: the Qt parent.
@@ -87,14 +90,21 @@ class ConversationView(QWidget):
         self._scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._stack = TranscriptStack(self._scroll)
         self._stack.setObjectName("conversationEntries")
+        # A QWidget subclass paints its style-sheet background only with this attribute:
+        # without it the dark background was not drawn and the answers' text was unreadable.
+        self._stack.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self._scroll.viewport().setObjectName("conversationViewport")
         self._empty = QLabel(
-            "Describe a task below to start. The agent's messages, commands\n"
+            "Describe a task below to start. The agent's messages, commands "
             "and edits appear here as it works.",
             self._scroll.viewport(),
         )
         self._empty.setObjectName("emptyHint")
         self._empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        # issue 16: wrapped to the viewport (less a margin) at any width down to the minimum
+        self._empty.setWordWrap(True)
         self._empty.raise_()
+        self._scroll.viewport().installEventFilter(self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self._scroll)
@@ -305,8 +315,10 @@ class ConversationView(QWidget):
             card.toggle_sub()
         outer = card.parentWidget()
         while outer is not None and outer is not self._stack:  # open folded parents too
-            if isinstance(outer, ToolCard) and not outer.is_sub_expanded():
-                outer.toggle_sub()
+            if isinstance(outer, ToolCard):
+                outer.show_sub_entry(card)  # an early entry is brought back (issue 15)
+                if not outer.is_sub_expanded():
+                    outer.toggle_sub()
                 self._stack.touch(outer)
             outer = outer.parentWidget()
         self._stack.touch(card)
@@ -450,7 +462,19 @@ class ConversationView(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._place_jump_button()
-        self._empty.setGeometry(self._scroll.viewport().rect())
+        self._place_hint()
+
+    def _place_hint(self) -> None:
+        """The hint over the viewport, less a margin each side (issue 16: never cut)."""
+        self._empty.setGeometry(
+            self._scroll.viewport().rect().adjusted(_HINT_MARGIN, 0, -_HINT_MARGIN, 0)
+        )
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Follow the viewport's own resizes (they come after this widget's resizeEvent)."""
+        if watched is self._scroll.viewport() and event.type() == QEvent.Type.Resize:
+            self._place_hint()
+        return super().eventFilter(watched, event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_End:  # End: jump to the latest entry

@@ -26,7 +26,7 @@ from .rich_text import (
 )
 from .units import human_ms
 
-__all__ = ["ToolCard"]
+__all__ = ["SUB_PAGE", "SUB_TAIL", "ToolCard"]
 
 #: Icon glyph and label per tool kind (unknown kinds fall back to ``("•", kind)``).
 _KINDS = {
@@ -69,6 +69,11 @@ _STATUS = {
 _MONO_KINDS = {"shell", "local_shell", "apply_patch", "codex", "code_interpreter"}
 #: Statuses after which a sub-conversation folds.
 _FINAL = {"completed", "failed", "rejected", "killed", "cancelled", "interrupted"}
+#: A sub-conversation lays out only its last ``SUB_TAIL`` entries; earlier ones wait, hidden
+#: and out of its layout, behind a "Show earlier" button that brings back ``SUB_PAGE`` more
+#: per click. Laying all of them out made a nested append grow with the run (issue 15).
+SUB_TAIL = 30
+SUB_PAGE = 50
 
 
 def _plural(count: int, word: str) -> str:
@@ -161,6 +166,9 @@ class _ToolCard(QFrame):
         self.sub_box: QFrame | None = None
         self._sub_layout: QVBoxLayout | None = None
         self._sub_entries: list[QWidget] = []
+        self._sub_first = 0  # the first entry in the layout; earlier ones are hidden
+        self._sub_limit: int | None = SUB_TAIL  # the last entries laid out (None: all)
+        self.sub_earlier: QToolButton | None = None  # "Show earlier", made on first use
         self._sub_chosen = False  # the user toggled the sub-conversation: keep their choice
 
     def _activate(self) -> None:
@@ -272,17 +280,73 @@ class _ToolCard(QFrame):
         return self.sub_box
 
     def add_sub_entry(self, widget: QWidget) -> None:
-        """Append ``widget`` to the sub-conversation."""
+        """Append ``widget`` to the sub-conversation; past the last :data:`SUB_TAIL` entries
+        (or as many as "Show earlier" brought back), the oldest one shown is hidden."""
         self.sub_container()
         assert self._sub_layout is not None
         self._sub_entries.append(widget)
         self._sub_layout.addWidget(widget)
         widget.show()
+        limit = self._sub_limit
+        while limit is not None and len(self._sub_entries) - self._sub_first > limit:
+            oldest = self._sub_entries[self._sub_first]
+            self._sub_layout.removeWidget(oldest)
+            oldest.hide()
+            self._sub_first += 1
+        self._update_sub_earlier()
         self._update_sub_toggle()
 
     def sub_entries(self) -> list[QWidget]:
-        """The nested entries, oldest first."""
+        """The nested entries, oldest first (the hidden earlier ones included)."""
         return list(self._sub_entries)
+
+    def hidden_sub_count(self) -> int:
+        """How many earlier nested entries wait behind "Show earlier"."""
+        return self._sub_first
+
+    def show_earlier(self) -> None:
+        """Bring back the :data:`SUB_PAGE` nested entries before the first one shown (what
+        the "Show earlier" button does). What the user brought back then stays while the run
+        appends (nothing is hidden under the reader), so appends cost what is shown."""
+        self.show_sub_entry_at(max(0, self._sub_first - SUB_PAGE))
+
+    def show_sub_entry(self, widget: QWidget) -> None:
+        """Make nested entry ``widget`` (or the one holding it) shown, with every entry after
+        it; no-op for a widget that is not in this sub-conversation."""
+        entry_of: QWidget | None = widget
+        while entry_of is not None and entry_of.parentWidget() is not self.sub_box:
+            entry_of = entry_of.parentWidget()
+        for index, entry in enumerate(self._sub_entries):
+            if entry is entry_of:
+                self.show_sub_entry_at(index)
+                return
+
+    def show_sub_entry_at(self, index: int) -> None:
+        """Show nested entries ``index`` (0 = the oldest) onwards."""
+        if self._sub_layout is None or index >= self._sub_first:
+            return
+        offset = 1 if self.sub_earlier is not None else 0  # the button is the first item
+        for entry in reversed(self._sub_entries[index : self._sub_first]):
+            self._sub_layout.insertWidget(offset, entry)
+            entry.show()
+        self._sub_first = index
+        self._sub_limit = None  # the user chose what to see: later appends hide nothing
+        self._update_sub_earlier()
+
+    def _update_sub_earlier(self) -> None:
+        if self._sub_first and self.sub_earlier is None and self._sub_layout is not None:
+            self.sub_earlier = ToggleButton()
+            self.sub_earlier.setObjectName("subEarlier")
+            self.sub_earlier.setCursor(Qt.CursorShape.PointingHandCursor)
+            self.sub_earlier.setToolTip("Show earlier entries of this run's conversation")
+            self.sub_earlier.clicked.connect(self.show_earlier)
+            self._sub_layout.insertWidget(0, self.sub_earlier, 0, Qt.AlignmentFlag.AlignLeft)
+        if self.sub_earlier is not None:
+            hidden = self._sub_first
+            self.sub_earlier.setText(
+                f"\u25b4 Show {min(SUB_PAGE, hidden)} earlier · {hidden} hidden" if hidden else ""
+            )
+            set_shown(self.sub_earlier, bool(hidden))
 
     def is_sub_expanded(self) -> bool:
         """Whether the sub-conversation is shown."""

@@ -13,9 +13,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import async_playwright
-
 from core.tools.computer import AsyncComputer, Button, ComputerRestartedError, Environment
 
 from .discovery import LAUNCH_ARGS, default_profile_dir, find_chromium
@@ -64,6 +61,14 @@ def _find_browser_pid(profile: Path) -> int | None:
         if marker in args and not any(arg.startswith(b"--type=") for arg in args):
             return int(entry)
     return None
+
+
+def _playwright_error() -> type[Exception]:
+    """Playwright's ``Error``, imported at first use: ``playwright.async_api`` costs 0.1-0.3 s
+    at import and the window's start-up does not need it (issue 15)."""
+    from playwright.async_api import Error
+
+    return Error
 
 
 class PlaywrightComputer(AsyncComputer):
@@ -254,6 +259,8 @@ class PlaywrightComputer(AsyncComputer):
     async def _launch(self) -> None:
         executable = find_chromium(self._executable)
         if self._pw is None:
+            from playwright.async_api import async_playwright
+
             self._pw = await async_playwright().start()
         profile = self._profile_path()
         width, height = self._dimensions
@@ -303,7 +310,7 @@ class PlaywrightComputer(AsyncComputer):
 
     async def _move_screencast(self) -> None:
         await self._stop_screencast_session()
-        with contextlib.suppress(PlaywrightError):
+        with contextlib.suppress(_playwright_error()):
             await self._start_screencast_session()
 
     def _restart_note(self, reason: str, action: str | None) -> str:
@@ -363,7 +370,7 @@ class PlaywrightComputer(AsyncComputer):
                 raise await self._recover(self._dead or "closed", action)
             try:
                 return await run(self._page)
-            except PlaywrightError as exc:
+            except _playwright_error() as exc:
                 reason = self._death_reason(exc)
                 if reason is None:
                     raise
@@ -593,7 +600,7 @@ class PlaywrightComputer(AsyncComputer):
             raise BrowserNote(f"The address bar did not navigate: {exc}.") from None
         try:
             await self.goto(url)
-        except PlaywrightError as exc:
+        except _playwright_error() as exc:
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise BrowserNote(f"The browser could not open {url}: {message}") from None
 

@@ -56,6 +56,27 @@ def store_path(workspace: Path, data_dir: Path | None) -> Path:
     return data_dir / f"{workspace.name or 'root'}-{digest}.git"
 
 
+class _Memo:
+    """Results of deterministic git runs (same input, same object id), a few kept.
+
+    Callers check that the object is still in the store (``GitBackend.present``) before
+    reusing one, since a garbage collection clears that set.
+    """
+
+    def __init__(self, size: int = 8) -> None:
+        self._size = size
+        self._items: dict[tuple[str, bytes], str] = {}
+
+    def get(self, key: tuple[str, bytes]) -> str | None:
+        return self._items.get(key)
+
+    def set(self, key: tuple[str, bytes], value: str) -> None:
+        self._items.pop(key, None)
+        while len(self._items) >= self._size:
+            self._items.pop(next(iter(self._items)))
+        self._items[key] = value
+
+
 class GitBackend:
     """Runs the door's git for one workspace against its checkpoint store.
 
@@ -74,6 +95,7 @@ class GitBackend:
         self.user_repo: UserRepo | None = find_repo(self.workspace)
         self.git_dir = store_path(self.workspace, data_dir)
         self.present: set[str] = set()
+        self.memo = _Memo()
         self._init_store()
 
     @property
@@ -226,16 +248,24 @@ class GitBackend:
         keep = self._tracked_ignored()
         keep |= {rel for rel, _ in plan.included if rel in set(extra_files)}
         with self.temp_index(seed=True) as index:
-            if skip:
+            seeded = index.exists()
+            if skip and seeded:
                 self._pathspec_run(["rm", "--cached", "-f", "-q", "--ignore-unmatch"], skip, index)
             try:
                 self.run("add", "-A", "--", ".", index=index)
             except GitError:
                 # an unreadable cache: start from an empty index
                 index.unlink(missing_ok=True)
+                seeded = False
                 self.run("add", "-A", "--", ".", index=index)
-            ignored = self.run(
-                "ls-files", "-z", "--cached", "--ignored", "--exclude-standard", index=index
+            # ``add -A`` into an empty index adds no ignored file; a seeded one may hold
+            # files force-added last time, or that the ignore rules now match
+            ignored = (
+                self.run(
+                    "ls-files", "-z", "--cached", "--ignored", "--exclude-standard", index=index
+                )
+                if seeded
+                else ""
             )
             drop = [p for p in ignored.split("\0") if p and p not in keep]
             if drop:
@@ -248,9 +278,14 @@ class GitBackend:
             self.refresh_rules()
         return tree, plan
 
+    def _no_user_index(self) -> bool:
+        """Whether the user's repository has no index file (nothing tracked: a fresh
+        ``git init``), so the questions about tracked paths need no git run."""
+        return self.user_repo is None or not os.path.lexists(self.user_repo.git_dir / "index")
+
     def user_tracked(self) -> set[str]:
         """Paths in the user's index (empty without a repository)."""
-        if self.user_repo is None:
+        if self.user_repo is None or self._no_user_index():
             return set()
         out = run_git(
             ["ls-files", "-z", "--cached"],
@@ -280,13 +315,12 @@ class GitBackend:
                 git_dir=self.user_repo.git_dir,
                 work_tree=self.workspace,
             ).text
-        tandem = {"/.tandem/"}
+        tandem = [".tandem/"]
         with contextlib.suppress(ValueError):
-            tandem.add("/" + self.git_dir.parent.relative_to(self.workspace).as_posix() + "/")
+            tandem.append(self.git_dir.parent.relative_to(self.workspace).as_posix() + "/")
+        prefixes = tuple(tandem)
         return [
-            p
-            for p in out.split("\0")
-            if p and not p.endswith("/") and not any(("/" + p).startswith(t) for t in tandem)
+            p for p in out.split("\0") if p and not p.endswith("/") and not p.startswith(prefixes)
         ]  # "sub/": a nested repository, which ``git add`` records as a gitlink
 
     def _pathspec_run(self, cmd: list[str], paths: list[str], index: Path) -> None:
@@ -295,7 +329,7 @@ class GitBackend:
 
     def _tracked_ignored(self) -> set[str]:
         """User-tracked paths matching ignore rules that exist as files inside the workspace."""
-        if self.user_repo is None:
+        if self.user_repo is None or self._no_user_index():
             return set()
         keep: set[str] = set()
         for rel in self.user_repo.tracked_ignored():

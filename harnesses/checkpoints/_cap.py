@@ -121,12 +121,15 @@ def plan_cap(workspace: Path, candidates: Iterable[str], cap_bytes: int) -> CapP
     """
     sized: list[tuple[int, str]] = []
     base = os.fspath(workspace) + os.sep  # plain strings: 10k lstat calls without pathlib
-    for rel in set(candidates):
+    lstat = os.lstat
+    for rel in dict.fromkeys(candidates):
         try:
-            st = os.lstat(base + rel)
+            sized.append((lstat(base + rel).st_size, rel))
         except OSError:
             continue
-        sized.append((st.st_size, rel))
+    if sum(size for size, _ in sized) <= cap_bytes:  # all fit: no need to order by size
+        everything = sorted((rel, size) for size, rel in sized)
+        return CapPlan(tuple(everything), (), cap_bytes)
     sized.sort()
     total = 0
     included: list[tuple[str, int]] = []

@@ -42,7 +42,11 @@ def capture_repo(g: GitBackend) -> tuple[str | None, dict[str, Any], list[str]]:
     if repo is None:
         return None, {"repo": None}, []
     ws, store = g.workspace, g.git_dir
-    listing = run_git(["ls-files", "-s", "-z"], cwd=ws, git_dir=repo.git_dir, work_tree=ws).text
+    listing = (
+        ""  # no index file (a fresh ``git init``): nothing is staged, no git run needed
+        if not os.path.lexists(repo.git_dir / "index")
+        else run_git(["ls-files", "-s", "-z"], cwd=ws, git_dir=repo.git_dir, work_tree=ws).text
+    )
     merged: list[str] = []
     unmerged: list[str] = []
     blobs: list[str] = []
@@ -56,11 +60,16 @@ def capture_repo(g: GitBackend) -> tuple[str | None, dict[str, Any], list[str]]:
             blobs.append(oid)
     fresh = [oid for oid in blobs if oid not in g.present]  # the rest: copied earlier
     _parts.copy_objects(repo.git_dir, store, ws, fresh)
-    with g.temp_index(seed=False) as index:
-        if merged:
-            payload = ("\0".join(merged) + "\0").encode("utf-8", "surrogateescape")
-            g.run("update-index", "-z", "--index-info", index=index, stdin=payload)
-        index_tree = g.run("write-tree", index=index)  # fails if a blob is missing
+    payload = ("\0".join(merged) + "\0").encode("utf-8", "surrogateescape")
+    index_tree = g.memo.get(("index", payload))
+    if index_tree is None or index_tree not in g.present:
+        # the same stage-0 records always make the same tree: written once per content
+        with g.temp_index(seed=False) as index:
+            if merged:
+                g.run("update-index", "-z", "--index-info", index=index, stdin=payload)
+            index_tree = g.run("write-tree", index=index)  # fails if a blob is missing
+        g.memo.set(("index", payload), index_tree)
+        g.present.add(index_tree)
     g.present.update(fresh)
 
     state = _parts.read_refs(repo.git_dir, ws)
@@ -73,7 +82,11 @@ def capture_repo(g: GitBackend) -> tuple[str | None, dict[str, Any], list[str]]:
     config_blob = None
     with contextlib.suppress(OSError):
         data = (repo.git_dir / "config").read_bytes()
-        config_blob = g.run("hash-object", "-w", "--stdin", stdin=data)
+        config_blob = g.memo.get(("config", data))
+        if config_blob is None or config_blob not in g.present:
+            config_blob = g.run("hash-object", "-w", "--stdin", stdin=data)
+            g.memo.set(("config", data), config_blob)
+            g.present.add(config_blob)
         keep.append(config_blob)
     meta = {
         "repo": {"object_format": repo.object_format, "config": config_blob},
@@ -82,6 +95,7 @@ def capture_repo(g: GitBackend) -> tuple[str | None, dict[str, Any], list[str]]:
         "stash_log": state.stash_log,
         "index_unmerged": unmerged,
         "index_exists": (repo.git_dir / "index").exists(),
+        "_head": (state.head_known, state.head_commit),
     }
     return index_tree, meta, keep
 
@@ -96,14 +110,18 @@ def blobs_of(records: list[str]) -> list[str]:
     return out
 
 
-def parts_refs(g: GitBackend, cid: str, keep: list[str]) -> None:
-    """Keep ``keep`` reachable in the store under ``refs/tandem/parts/<cid>/<n>``."""
-    if not keep:
-        return
+def parts_refs(g: GitBackend, cid: str, keep: list[str], also: str = "") -> None:
+    """Keep ``keep`` reachable in the store under ``refs/tandem/parts/<cid>/<n>``.
+
+    Args:
+        g: the backend; cid: the checkpoint id; keep: object ids.
+        also: more ``update-ref --stdin`` lines for the same transaction (all or nothing).
+    """
     lines = "".join(
         f"update refs/tandem/parts/{cid}/{n} {oid}\n" for n, oid in enumerate(dict.fromkeys(keep))
     )
-    g.run("update-ref", "--stdin", stdin=lines.encode())
+    if lines or also:
+        g.run("update-ref", "-m", "tandem checkpoint", "--stdin", stdin=(lines + also).encode())
 
 
 def write_back(

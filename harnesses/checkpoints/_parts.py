@@ -44,12 +44,17 @@ class RefsState:
         stash_log: the raw lines of ``logs/refs/stash`` (oldest first).
         commits: commits whose objects the checkpoint must hold (ref tips, stash entries
             and their parents).
+        head_commit: the commit ``HEAD`` names (``None``: unborn, or not known).
+        head_known: whether ``head_commit`` is known from the refs read (``HEAD`` names a
+            branch pointing at a commit, or an unborn branch); otherwise ask ``rev-parse``.
     """
 
     head: str | None = None
     refs: dict[str, str] = field(default_factory=dict)
     stash_log: list[str] = field(default_factory=list)
     commits: list[str] = field(default_factory=list)
+    head_commit: str | None = None
+    head_known: bool = False
 
 
 def _git(
@@ -213,8 +218,10 @@ def read_refs(git_dir: Path, cwd: Path) -> RefsState:
         "--format=%(objectname) %(objecttype) %(*objectname) %(*objecttype) %(refname)",
     ).text
     commits: list[str] = []
+    kinds: dict[str, str] = {}
     for line in out.splitlines():
         oid, kind, peeled, peeled_kind, name = line.split(" ", 4)
+        kinds[name] = kind
         if name.startswith("refs/tandem/"):
             continue
         state.refs[name] = oid
@@ -222,6 +229,12 @@ def read_refs(git_dir: Path, cwd: Path) -> RefsState:
             commits.append(oid)
         elif kind == "tag" and peeled_kind == "commit":
             commits.append(peeled)
+    if state.head and state.head.startswith("ref: "):
+        target = state.head[5:]
+        if target not in kinds:  # an unborn branch
+            state.head_known = True
+        elif kinds[target] == "commit" and target in state.refs:
+            state.head_commit, state.head_known = state.refs[target], True
     if state.head and not state.head.startswith("ref: "):
         commits.append(state.head)
     with contextlib.suppress(FileNotFoundError, UnicodeDecodeError):

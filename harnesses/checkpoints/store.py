@@ -434,7 +434,9 @@ class CheckpointStore:
             repo_meta = {"incomplete": ["index", "refs", "stash"]}
         latest = self._latest()
         previous = latest.commit if latest else None
-        base = g.user_repo.head_commit() if g.user_repo is not None else None
+        head_known, base = repo_meta.pop("_head", (False, None))
+        if not head_known:
+            base = g.user_repo.head_commit() if g.user_repo is not None else None
         if previous:
             touched = g.run(
                 "diff-tree", "-r", "-z", "--no-renames", "--name-only", f"{previous}^{{tree}}", tree
@@ -500,9 +502,11 @@ class CheckpointStore:
         except GitError:
             if not parents:
                 raise
-            # a reused index commit was pruned by another process's gc: make it again
+            # a reused index commit (or the index tree, the config blob) was pruned by
+            # another process's gc: copy the repository parts again and make it again
             g.present.clear()
             self._index_commits = {}
+            index_tree, _again, keep = capture_repo(g)
             fresh_index = g.run(
                 "commit-tree",
                 "--no-gpg-sign",
@@ -514,10 +518,10 @@ class CheckpointStore:
             )
             args[args.index(parents[0])] = fresh_index
             commit = g.run(*args, stdin=message.encode("utf-8"), identity=True)
-        parts_refs(g, cid, keep)
         ref = REF_PREFIX + cid
-        g.run("update-ref", "-m", "tandem checkpoint", ref, commit, "")
-        return Checkpoint(
+        # one transaction: the parts' refs and the checkpoint's (which must not exist yet)
+        parts_refs(g, cid, keep, also=f"create {ref} {commit}\n")
+        made = Checkpoint(
             id=cid,
             ref=ref,
             commit=commit,
@@ -532,6 +536,9 @@ class CheckpointStore:
             parts=tuple(parts),
             files_touched_count=len(files),
         )
+        if _parse(commit, ref, message) == (created_ns, made):  # listing knows it already
+            self._listed[ref] = (commit, (created_ns, made))
+        return made
 
     def _create_retained(
         self,

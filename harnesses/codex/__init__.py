@@ -33,6 +33,12 @@ from .environment import (
     needs_private_tmpdir,
     resolve_api_key,
 )
+from .instructions import (
+    InstructionsSource,
+    agents_md_source,
+    codex_instructions_text,
+    instructions_config,
+)
 from .process import STDERR_KEEP_BYTES, CodexTurnWatch, StallListener, SubprocessCodexExec
 
 register_codex_exec_factory(SubprocessCodexExec)
@@ -47,13 +53,17 @@ __all__ = [
     "SHELL_EXCLUDE_KEY",
     "CodexNotFoundError",
     "CodexTurnWatch",
+    "InstructionsSource",
     "StallListener",
     "SubprocessCodexExec",
+    "agents_md_source",
     "build_argv",
     "build_child_env",
     "codex_home",
     "codex_install_hint",
+    "codex_instructions_text",
     "find_codex_binary",
+    "instructions_config",
     "local_codex_binary",
     "needs_private_tmpdir",
     "provider_config",

@@ -33,6 +33,7 @@ from .argv import (
 )
 from .binary import resolve_codex_binary
 from .environment import KEY_ENV_NAMES, build_child_env, codex_home, needs_private_tmpdir
+from .instructions import InstructionsSource, instructions_config
 
 __all__ = ["STDERR_KEEP_BYTES", "CodexTurnWatch", "StallListener", "SubprocessCodexExec"]
 
@@ -62,6 +63,11 @@ class SubprocessCodexExec:
     the CLI's shell snapshot off (``features.shell_snapshot = false``: a login shell that
     would run with the CLI's whole environment), unless ``options.config`` sets it.
 
+    With ``instructions``, every run reads them again (in a worker thread) and passes them as
+    ``-c developer_instructions=...`` with ``-c project_doc_max_bytes=0``, so the CLI does not
+    load the project's ``AGENTS.md`` files a second time (:mod:`harnesses.codex.instructions`);
+    these two win over ``options.config``.
+
     Args:
         options: binary, base URL, API key, environment, stream limit and extra config.
         terminate_grace_seconds: seconds between SIGTERM and SIGKILL to the process group.
@@ -70,6 +76,8 @@ class SubprocessCodexExec:
         inherit_key: take a key missing from ``options`` from ``env``, the parent environment
             or the start-up hand-over (default). ``False``: only ``options.api_key`` counts,
             so a keyless server gets no key at all (the desktop delegate).
+        instructions: the project instructions' source, called at each run (``None``: the
+            CLI loads ``AGENTS.md`` itself, as without Tandem).
 
     Attributes:
         active_pids: process ids of running turns (the group ids too).
@@ -84,8 +92,10 @@ class SubprocessCodexExec:
         terminate_grace_seconds: float = 2.0,
         use_login: bool = False,
         inherit_key: bool = True,
+        instructions: InstructionsSource | None = None,
     ) -> None:
         self.options = options or CodexOptions()
+        self.instructions = instructions
         self.terminate_grace_seconds = terminate_grace_seconds
         self.use_login = use_login
         self.inherit_key = inherit_key
@@ -93,13 +103,18 @@ class SubprocessCodexExec:
         self.last_pid: int | None = None
         self.last_stderr = ""
 
-    def _extra_config(self, env: dict[str, str], key_fd: int | None = None) -> dict[str, object]:
+    def _extra_config(
+        self, env: dict[str, str], key_fd: int | None = None, instructions: str | None = None
+    ) -> dict[str, object]:
         """The ``--config`` pairs of a run: the provider override (with the key pipe's
-        ``key_fd``), the user's config, the shell-environment excludes, no shell snapshot."""
+        ``key_fd``), the user's config, the project ``instructions`` (``None``: none passed,
+        the CLI loads its own), the shell-environment excludes, no shell snapshot."""
         config: dict[str, object] = {}
         if self.options.base_url and not self.use_login:
             config.update(provider_config(self.options.base_url, key_fd=key_fd))
         config.update(self.options.config or {})
+        if instructions is not None:
+            config.update(instructions_config(instructions))
         config[SHELL_EXCLUDE_KEY] = shell_env_excludes(config.get(SHELL_EXCLUDE_KEY))
         config.setdefault(SHELL_SNAPSHOT_KEY, False)
         return config
@@ -144,6 +159,9 @@ class SubprocessCodexExec:
             raise RuntimeError("Codex turn cancelled by signal before it started.")
         binary = resolve_codex_binary(self.options.codex_path_override)
         limit = resolve_stream_limit(self.options.codex_subprocess_stream_limit_bytes, os.environ)
+        instructions = None
+        if self.instructions is not None:  # read again for every turn (issue 16)
+            instructions = await asyncio.to_thread(self.instructions)
         env = self._child_env()
         key_fd = _key_pipe(self._take_key(env))
         cleanup: list[Path] = []
@@ -163,7 +181,7 @@ class SubprocessCodexExec:
             argv = build_argv(
                 args,
                 output_schema_path=str(schema_path) if schema_path else None,
-                extra_config=self._extra_config(env, key_fd),
+                extra_config=self._extra_config(env, key_fd, instructions),
             )
             async for line in self._spawn(binary, argv, env, args, limit, key_fd):
                 yield line

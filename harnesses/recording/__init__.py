@@ -13,7 +13,7 @@ No Qt, no event loop: the window (``desktop.controller``) and ``tandem run`` cal
 
 from __future__ import annotations
 
-from .compare import Mismatch, compare_results
+from .compare import Mismatch, compare_results, mask_volatile
 from .export import (
     EXPORT_FORMAT,
     ExportError,
@@ -49,6 +49,7 @@ __all__ = [
     "compare_results",
     "export_session",
     "load_export",
+    "mask_volatile",
     "model_response_payload",
     "prepare_checkout",
     "recording_base_payload",

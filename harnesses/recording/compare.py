@@ -4,14 +4,59 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Mismatch", "compare_results", "normalise_result"]
+__all__ = ["Mismatch", "compare_results", "mask_volatile", "normalise_result"]
 
 _DIFF_LINES = 12
 _VOLATILE_KEYS = frozenset({"id"})
+
+# What differs from run to run in a tool's output for no reason of the session's: a test
+# runner's timings (`20 passed in 0.03s`, `Ran 5 tests in 0.001s`, `Time: 1.2 s`, `took
+# 12ms`), clock times and ISO timestamps, Unix epoch seconds, process ids, temporary paths
+# and object addresses. Each is replaced by a placeholder before a second comparison; a
+# result equal only after it is "equal apart from timings", never a failure.
+_VOLATILE: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?"),
+        "<timestamp>",
+    ),
+    (re.compile(r"\b\d{1,2}:\d\d:\d\d(?:[.,]\d+)?\b"), "<time>"),
+    (
+        re.compile(
+            r"(?<![\w.])\d+(?:[.,]\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds?|min|mins|minutes?)"
+            r"(?![\w])"
+        ),
+        "<duration>",
+    ),
+    (re.compile(r"\b1[5-9]\d{8}(?:\.\d+)?\b"), "<epoch>"),
+    (re.compile(r"(?i)\b(pid|process)([\s:=#]*)\d+"), r"\1\2<pid>"),
+    (re.compile(r"(?:/private)?(?:/var)?/tmp/[^\s'\"`:,;()\[\]{}<>]+"), "<tmp>"),
+    (re.compile(r"\b0x[0-9a-fA-F]{6,16}\b"), "<address>"),
+)
+
+
+def mask_volatile(text: str) -> str:
+    """``text`` with its run-to-run noise replaced by placeholders.
+
+    Durations (``0.03s``, ``1.2 s``, ``12ms``, ``3 seconds``), clock times (``15:46:05``),
+    ISO 8601 timestamps, epoch seconds (2017-2033), process ids after ``pid``/``process``,
+    paths under ``/tmp`` (and ``/var/tmp``) and hexadecimal object addresses become
+    ``<duration>``, ``<time>``, ``<timestamp>``, ``<epoch>``, ``<pid>``, ``<tmp>``,
+    ``<address>``.
+
+    Args:
+        text: a tool result's text.
+
+    Returns:
+        The masked text (unchanged when there is nothing volatile).
+    """
+    for pattern, placeholder in _VOLATILE:
+        text = pattern.sub(placeholder, text)
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,8 +66,9 @@ class Mismatch:
     Attributes:
         turn: the model turn (from 1) whose call it answers (0: unknown).
         call_id: the tool call's ``call_id``.
-        what: ``"differs"``, ``"missing"`` (recorded, not replayed) or ``"extra"`` (replayed,
-            not recorded).
+        what: ``"differs"``, ``"missing"`` (recorded, not replayed), ``"extra"`` (replayed,
+            not recorded) or ``"volatile"`` (equal apart from timings: see
+            :func:`mask_volatile`; not a failure).
         diff: a short unified diff of the two results (recorded ``-``, replayed ``+``), at
             most 12 lines.
     """
@@ -32,6 +78,11 @@ class Mismatch:
     what: str
     diff: str
 
+    @property
+    def real(self) -> bool:
+        """Whether this is a real difference (``"volatile"`` ones are not)."""
+        return self.what != "volatile"
+
     def describe(self) -> str:
         """One line and the diff, as ``tandem replay`` prints it."""
         head = f"turn {self.turn}, call {self.call_id}: "
@@ -39,6 +90,7 @@ class Mismatch:
             "differs": "the tool's result differs from the recording",
             "missing": "recorded, but the replay made no such call",
             "extra": "the replay made this call, the recording has none",
+            "volatile": "equal apart from timings (durations, timestamps, PIDs, temp paths)",
         }.get(self.what, self.what)
         return head + ("\n" + self.diff if self.diff else "")
 
@@ -75,7 +127,9 @@ def compare_results(
         replacements: ``(replay path, recorded path)`` pairs applied to the replayed text.
 
     Returns:
-        One :class:`Mismatch` per differing, missing or extra call (empty: identical).
+        One :class:`Mismatch` per differing, missing or extra call (empty: identical); a
+        call whose results are equal once :func:`mask_volatile` has masked every string
+        is a ``"volatile"`` one (:attr:`Mismatch.real` is false).
     """
     pairs = list(replacements)
     mine: dict[str, Any] = {}
@@ -95,9 +149,21 @@ def compare_results(
         if call_id not in mine:
             found.append(Mismatch(turn, call_id, "missing", ""))
         elif mine[call_id] != want:
-            found.append(Mismatch(turn, call_id, "differs", _short_diff(want, mine[call_id])))
+            diff = _short_diff(want, mine[call_id])
+            same = _masked(mine[call_id]) == _masked(want)
+            found.append(Mismatch(turn, call_id, "volatile" if same else "differs", diff))
     found.extend(Mismatch(0, c, "extra", "") for c in order if c not in seen)
     return found
+
+
+def _masked(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    if isinstance(value, str):
+        return mask_volatile(value)
+    return value
 
 
 def _short_diff(recorded: Any, replayed: Any) -> str:

@@ -2,8 +2,10 @@
 
 The state is the ``HEAD`` commit plus the dirty files as one binary ``git diff`` against it
 (tracked changes and untracked files that are not ignored, taken with a temporary index so
-the user's index is never touched). A replay checkout is a ``git clone --shared`` of a
-repository that has that commit, checked out detached at it, with the patch applied
+the user's index is never touched). A replay checkout is a new repository holding its own
+copy of every object reachable from that commit (``git pack-objects --revs`` in the origin,
+``git index-pack --stdin`` in the copy: no ``objects/info/alternates`` pointing back at the
+origin, whose path the sandbox may hide), checked out detached at it, with the patch applied
 (``git apply --binary``).
 """
 
@@ -137,16 +139,14 @@ def prepare_checkout(
             raise RecordingError(
                 f"commit {head} is not in {where}: pass --repo PATH (a clone that has it)"
             )
-        # a shared clone, built from the door's own commands: a new repository borrowing the
-        # origin's objects (alternates), HEAD detached at the commit, its tree checked out
+        # a self-contained copy, built from the door's own commands: a new repository that
+        # holds every object reachable from the commit in its own pack (no alternates into
+        # the origin, which the sandbox's private /tmp or a later deletion could hide; no
+        # hard links the agent could write through), HEAD detached at the commit, its tree
+        # checked out
         target.mkdir(parents=True, exist_ok=True)
         _git(str(target), "init", "--quiet", "--template=", str(target))
-        objects = Path(origin) / ".git" / "objects"
-        if not objects.is_dir():
-            objects = Path(origin) / "objects"  # a bare origin
-        info = target / ".git" / "objects" / "info"
-        info.mkdir(parents=True, exist_ok=True)
-        (info / "alternates").write_text(str(objects.resolve()) + "\n", encoding="utf-8")
+        _copy_objects(origin, target, str(head))
         _git(str(target), "update-ref", "--no-deref", "HEAD", str(head))
         _git(str(target), "read-tree", str(head))
         _git(str(target), "checkout-index", "--all", "--force")
@@ -196,6 +196,28 @@ def _apply(target: Path, patch: str) -> None:
             f"the recorded patch does not apply in {target}: {done.stderr.strip()[:400]} "
             "(a secret redacted from the patch changes the lines it touches)"
         )
+
+
+def _copy_objects(origin: str, target: Path, head: str) -> None:
+    """Copy every object reachable from ``head`` in ``origin`` into ``target``'s own pack.
+
+    ``--window=0``: no new delta search (the origin's deltas are reused as they are), so the
+    copy costs about its I/O (bench/replay_checkout.py)."""
+    try:
+        pack = run_git(
+            ["pack-objects", "--revs", "--stdout", "--quiet", "--window=0"],
+            cwd=Path(origin),
+            stdin=f"{head}\n".encode("ascii"),
+            timeout_s=_GIT_TIMEOUT_S,
+        ).stdout
+        run_git(
+            ["index-pack", "--stdin"],
+            cwd=target,
+            stdin=pack,
+            timeout_s=_GIT_TIMEOUT_S,
+        )
+    except (GitError, ValueError, OSError) as exc:
+        raise RecordingError(f"copying commit {head} from {origin} failed: {exc}") from exc
 
 
 def _has_commit(repo: str, sha: str) -> bool:

@@ -487,6 +487,26 @@ class SessionJournal:
         self._update(session_id, "title", clean)
         return clean
 
+    def delete_session(self, session_id: str) -> None:
+        """Remove the session, its events, blobs and run state (issue 16: a CLI run that a
+        usage error stopped before the model leaves no session behind).
+
+        Raises:
+            JournalError: unknown session.
+        """
+        with self._locked() as db:
+            self._require(db, session_id)
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for table, column in (("events", "session_id"), ("blobs", "session_id")):
+                    db.execute(f"DELETE FROM {table} WHERE {column} = ?", (session_id,))
+                db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+                db.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise
+
     def claim_session(self, session_id: str) -> None:
         """Journal that this process now drives the session (an ``owner`` event: pid and
         the process's start time), so :meth:`owner_alive` can tell a running session from

@@ -24,8 +24,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import bashlex
-
 from .spawner import finish, kill_now, spawn
 
 __all__ = ["SERVICE_TAIL_BYTES", "Service", "ServiceRegistry", "starts_service"]
@@ -42,6 +40,8 @@ def starts_service(command: str) -> bool:
     A line bashlex cannot parse is not a service (it then runs as an ordinary command, whose
     descendants are all killed when it ends: the closed failure).
     """
+    import bashlex  # lazily: its parser tables cost ~0.1-0.4 s at import (issue 15)
+
     try:
         trees = bashlex.parse(command)
     except Exception:  # bashlex raises several types (ParsingError, NotImplementedError...)

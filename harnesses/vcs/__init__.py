@@ -1,10 +1,11 @@
 """Tandem's own git: the one hardened door (``runner``) and read-only repository queries."""
 
-from .repo import UserRepo, current_branch, find_repo, init_with_commit
+from .repo import UserRepo, current_branch, enclosing_top_level, find_repo, init_with_commit
 from .runner import (
     ALLOWED_COMMANDS,
     GitError,
     GitResult,
+    door_counters,
     door_environment,
     install_policy_probe,
     run_git,
@@ -18,7 +19,9 @@ __all__ = [
     "GitResult",
     "UserRepo",
     "current_branch",
+    "door_counters",
     "door_environment",
+    "enclosing_top_level",
     "find_repo",
     "init_with_commit",
     "run_git",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .runner import GitError, GitResult, run_git
 
-__all__ = ["UserRepo", "current_branch", "find_repo", "init_with_commit"]
+__all__ = ["UserRepo", "current_branch", "enclosing_top_level", "find_repo", "init_with_commit"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +90,26 @@ def find_repo(folder: Path) -> UserRepo | None:
     if len(lines) != 3 or Path(os.path.realpath(lines[2])) != folder:
         return None
     return UserRepo(Path(lines[0]), folder, lines[1])
+
+
+def enclosing_top_level(folder: Path) -> Path | None:
+    """The top level of the work tree ``folder`` lies in (``git rev-parse --show-toplevel``,
+    searching upwards as git does), or ``None``.
+
+    Unlike :func:`find_repo`, discovery walks above ``folder``: this is how ``tandem run``
+    started in ``proj/tests`` finds ``proj`` (issue 16; Codex and Claude Code treat the git
+    top level as the project root). ``None`` outside a work tree, in a bare repository or
+    ``.git`` folder, or when git refuses the repository (dubious ownership).
+    """
+    folder = Path(os.path.realpath(folder))
+    try:
+        out = run_git(["rev-parse", "--show-toplevel"], cwd=folder, check=False)
+    except (GitError, OSError, ValueError):
+        return None
+    top = out.text.strip()
+    if out.returncode != 0 or not top:
+        return None
+    return Path(os.path.realpath(top))
 
 
 def current_branch(folder: Path) -> str | None:

@@ -21,6 +21,13 @@ Every git process Tandem itself starts (checkpoints, the branch badge, the demo)
   subsection name may contain one (``[filter "x=y"]``);
 * runs only a fixed set of subcommands (:data:`ALLOWED_COMMANDS`), so no alias ever runs.
 
+The config listing is reused for a repository named by an explicit ``git_dir`` while the
+only file it came from, ``<git_dir>/config``, is unchanged (same device, inode, size, mode,
+mtime and ctime, and not touched within :data:`_RACY_NS` of the listing: a rewrite in the same
+clock tick could keep every field, the case git calls "racily clean"); a config that
+includes other files (``include.*``/``includeIf.*``), reads ``config.worktree``, is a
+symbolic link, or belongs to a linked worktree (``commondir``) is listed on every run.
+
 Paths that must never hold a program point under ``/dev/null`` (``/dev/null/...``): nothing
 can be created below a character device, not even by root, so no process (the agent's
 included) can plant a hook or a program there.
@@ -30,7 +37,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +49,7 @@ __all__ = [
     "ALLOWED_COMMANDS",
     "GitError",
     "GitResult",
+    "door_counters",
     "door_environment",
     "repository_overrides",
     "run_git",
@@ -329,17 +340,104 @@ def run_git(
             extra=extra_env,
         )
 
-    listing = _spawn(
-        ["config", "-z", "--list", "--name-only"], cwd, environment(()), None, timeout_s
-    )
-    if listing.returncode not in (0, 1):  # 1: nothing set; other: unreadable config
-        raise GitError(["config", "--list"], listing.returncode, _decode(listing.stderr))
-    keys = [k for k in listing.stdout.decode("utf-8", "surrogateescape").split("\0") if k]
+    keys = _config_keys(cwd, git_dir, environment(()), timeout_s)
     env = environment(repository_overrides(keys))
     result = _spawn(list(args), cwd, env, stdin, timeout_s)
     if check and result.returncode != 0:
         raise GitError(args, result.returncode, _decode(result.stderr))
     return result
+
+
+_RACY_NS = 1_000_000_000
+"""A config file changed less than this long (ns) before its listing is never reused."""
+_CACHE_MAX = 64
+_listings: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {}
+_counters = {"runs": 0, "listings": 0, "listings_reused": 0}
+_cache_lock = threading.Lock()
+
+
+def door_counters() -> dict[str, int]:
+    """How many git processes the door started (a debug counter, for benchmarks and tests).
+
+    Returns:
+        ``{"runs": commands run, "listings": config listings spawned, "listings_reused":
+        listings taken from the cache instead}``, counted since the process started.
+    """
+    with _cache_lock:
+        return dict(_counters)
+
+
+def _fingerprint(git_dir: Path) -> tuple[int, ...] | None:
+    """The identity of ``<git_dir>/config`` (``()`` when absent), or ``None`` when a listing
+    of this repository must not be reused (linked worktree, symbolic link, unreadable)."""
+    try:
+        if os.path.lexists(git_dir / "commondir"):
+            return None
+        st = os.lstat(git_dir / "config")
+    except FileNotFoundError:
+        return ()
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _config_keys(
+    cwd: Path, git_dir: Path | None, env: dict[str, str], timeout_s: float | None
+) -> list[str]:
+    """The config key names git reads for this repository (``git config --list``), reused
+    while ``<git_dir>/config`` is unchanged (see the module docstring)."""
+    slot = None if git_dir is None else os.path.abspath(os.path.join(cwd, git_dir))
+    before = None
+    started = time.time_ns()
+    if slot is not None:
+        before = _fingerprint(Path(slot))
+        with _cache_lock:
+            _counters["runs"] += 1
+            hit = _listings.get(slot) if before is not None else None
+            if hit is not None and hit[0] == before:
+                _counters["listings_reused"] += 1
+                return list(hit[1])
+            _counters["listings"] += 1
+    else:
+        with _cache_lock:
+            _counters["runs"] += 1
+            _counters["listings"] += 1
+    listing = _spawn(
+        ["config", "-z", "--list", "--name-only", "--show-origin"], cwd, env, None, timeout_s
+    )
+    if listing.returncode not in (0, 1):  # 1: nothing set; other: unreadable config
+        raise GitError(["config", "--list"], listing.returncode, _decode(listing.stderr))
+    fields = listing.stdout.decode("utf-8", "surrogateescape").split("\0")
+    origins, keys = fields[0:-1:2], [k for k in fields[1::2] if k]
+    if slot is not None and before is not None:
+        reusable = before == _fingerprint(Path(slot)) and not _racy(before, started)
+        for origin, key in zip(origins, keys, strict=False):
+            lowered = key.lower()
+            if lowered.startswith(("include.", "includeif.", "extensions.worktreeconfig")):
+                reusable = False
+            if origin.startswith("file:") and os.path.abspath(
+                os.path.join(cwd, origin[5:])
+            ) != os.path.join(slot, "config"):
+                reusable = False
+            elif not origin.startswith(("file:", "command line:")):
+                reusable = False
+        with _cache_lock:
+            if reusable:
+                if len(_listings) >= _CACHE_MAX:
+                    _listings.pop(next(iter(_listings)))
+                _listings[slot] = (before, tuple(keys))
+            else:
+                _listings.pop(slot, None)
+    return keys
+
+
+def _racy(fingerprint: tuple[int, ...], started_ns: int) -> bool:
+    """Whether the file was changed too recently for its identity to prove it unchanged."""
+    if not fingerprint:
+        return False
+    return max(fingerprint[4], fingerprint[5]) >= started_ns - _RACY_NS
 
 
 _PROBE_COMMANDS = frozenset({"check-ignore", "show-ref"})

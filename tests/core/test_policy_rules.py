@@ -164,8 +164,11 @@ def test_default_rules_are_read_only_allow_rules():
     patterns = {r.pattern for r in DEFAULT_RULES}
     for needed in ("ls *", "cat *", "grep *", "rg *", "git status *", "git diff *", "pwd *"):
         assert needed in patterns
-    for forbidden in ("rm *", "sh *", "bash *", "python *", "env *", "xargs *", "sed *"):
+    for forbidden in ("rm *", "sh *", "bash *", "python *", "env *", "xargs *"):
         assert forbidden not in patterns
+    # sed is allowed only in its read-only form (tests/security/test_sed_read_only.py)
+    sed = next(r for r in DEFAULT_RULES if r.pattern == "sed *")
+    assert {"-i", "--in-place", "-f", "--file"} <= set(sed.unless)
 
 
 def test_rule_to_dict_round_trips_through_the_constructor():

@@ -159,3 +159,111 @@ async def test_a_long_run_keeps_every_item_once_in_each_body(responses_server, m
         outputs = [i["output"] for i in body if i.get("type") == "function_call_output"]
         assert outputs == ["é" * n for n in range(index)]
         assert recorded.raw == _compact(recorded.body)  # compact, one key each, input last
+
+
+# -- the body as chunks: sealed blocks, only the newest items copied -------------------------
+
+
+def _big(n: int, size: int = 300) -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": f"c{n}", "output": "é" * size}
+
+
+def _joined(history: InputHistory, head: bytes = b'{"model":"m"}') -> bytes:
+    return join_body(head, b"input", history.encoded)
+
+
+def test_chunks_are_the_joined_body_while_blocks_are_sealed(monkeypatch):
+    monkeypatch.setattr("core.models.history.BLOCK_BYTES", 2_000)
+    history = InputHistory()
+    assert b"".join(history.body_chunks(b"{}", b"input")) == b'{"input":[]}'
+    for n in range(40):
+        history.append(_big(n))
+        chunks = history.body_chunks(b'{"model":"m"}', b"input")
+        assert b"".join(chunks) == _joined(history)
+        assert 0 <= history.sealed < len(history)  # the newest item always stays loose
+    assert history.sealed > 30  # blocks were sealed as the items came
+
+
+def test_a_sealed_block_is_reused_not_copied_again(monkeypatch):
+    """Each item's bytes are copied into a block once: later bodies carry the same block
+    objects, and the copied tail stays under one block's worth of items."""
+    monkeypatch.setattr("core.models.history.BLOCK_BYTES", 2_000)
+    history = InputHistory(_big(n) for n in range(10))
+    first = history.body_chunks(b"{}", b"input")
+    blocks = first[1:-1]
+    assert blocks  # 10 x ~620 bytes: sealed
+    for n in range(10, 30):
+        history.append(_big(n))
+        chunks = history.body_chunks(b"{}", b"input")
+        assert all(a is b for a, b in zip(chunks[1:], blocks, strict=False))
+        assert len(chunks[-1]) < 2_000 + 2 * len(history.encoded[-1])
+        assert b"".join(chunks) == _joined(history, b"{}")
+
+
+@pytest.mark.parametrize(
+    ("start", "stop"), [(0, 0), (0, 3), (2, 5), (10, 12), (19, 20), (-3, -1), (5, 2)]
+)
+def test_replace_drops_the_blocks_it_touches(monkeypatch, start, stop):
+    monkeypatch.setattr("core.models.history.BLOCK_BYTES", 1_500)
+    source = [_big(n) for n in range(20)]
+    history = InputHistory(source)
+    history.body_chunks(b"{}", b"input")
+    for n in range(20, 24):  # several blocks
+        history.append(_big(n))
+        history.body_chunks(b"{}", b"input")
+    summary = {"role": "user", "content": "summary"}
+    expected = list(history.items)
+    expected[start:stop] = [summary]
+    history.replace(start, stop, [summary])
+    assert history.items == expected
+    assert json.loads(b"".join(history.body_chunks(b"{}", b"input")))["input"] == expected
+    history.append(_big(99))
+    assert b"".join(history.body_chunks(b"{}", b"input")) == _joined(history, b"{}")
+
+
+def test_views_and_adopted_items_chunk_to_the_same_body(monkeypatch):
+    monkeypatch.setattr("core.models.history.BLOCK_BYTES", 1_000)
+    full = InputHistory(_big(n) for n in range(12))
+    full.body_chunks(b"{}", b"input")
+    tail = full.view(5)
+    assert b"".join(tail.body_chunks(b"{}", b"input")) == _joined(tail, b"{}")
+    request = InputHistory([{"role": "user", "content": "summary"}])
+    request.adopt(full, 3)
+    assert json.loads(b"".join(request.body_chunks(b"{}", b"input")))["input"] == [
+        {"role": "user", "content": "summary"},
+        *full.items[3:],
+    ]
+
+
+async def test_a_retried_request_sends_the_same_bytes_with_a_length(responses_server):
+    """The chunked body goes out under Content-Length (not chunked encoding), and the client's
+    own retry of a 500 sends it again, whole."""
+    client = openai.AsyncOpenAI(base_url=responses_server.base_url, api_key="k", max_retries=1)
+    model = OpenAIResponsesModel("test-model", client)
+    history = InputHistory(_big(n, 4_000) for n in range(400))  # 1.6 MB: sealed blocks
+    request = ModelRequest(model="m", instructions="hi", input=history)
+    expected = build_request_body(request, stream=False)
+    try:
+        responses_server.enqueue_error(500, "try again", {"retry-after-ms": "1"})
+        responses_server.enqueue([items.message("ok")])
+        answer = await model.get_response(request)
+    finally:
+        await client.close()
+    assert answer.output[0]["content"][0]["text"] == "ok"
+    assert [r.raw for r in responses_server.requests] == [expected, expected]
+    for recorded in responses_server.requests:
+        assert recorded.headers["content-length"] == str(len(expected))
+        assert "transfer-encoding" not in recorded.headers
+
+
+def test_the_chunked_body_reads_as_a_file_too():
+    """A client that reads instead of iterating gets the same bytes, in pieces, and can
+    rewind (the ``openai`` client's retry seeks back to where it started)."""
+    from core.models.openai_responses import _ChunkedBody
+
+    body = _ChunkedBody([b'{"a":', b"[1,2]", b"}"])
+    assert body.length == 11 and body.seekable() and body.tell() == 0
+    assert body.read(4) + body.read(4) + body.read() == b'{"a":[1,2]}'
+    assert body.read(3) == b"" and body.tell() == 11
+    assert body.seek(0) == 0 and body.read(None) == b'{"a":[1,2]}'
+    assert body.seek(-1, 2) == 10 and body.read() == b"}"

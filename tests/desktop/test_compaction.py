@@ -223,7 +223,10 @@ async def test_tandem_run_compacts_and_prints_the_context(tmp_path, responses_se
     code, text = await tandem_run_session(
         responses_server, turns=40, output_bytes=4_000, limit=25_000, repo=repo, verbose=True
     )
-    assert code == 0 and text.rstrip().splitlines()[-1].endswith("compaction(s)")
+    lines = text.rstrip().splitlines()
+    # The context line comes just before the closing summary ("tandem run: done ...").
+    assert code == 0 and lines[-1].startswith("tandem run: done (exit 0)")
+    assert lines[-2].endswith("compaction(s)")
     assert "[context] compacted (local, threshold)" in text
     assert text.count("% left (") >= 40  # one line per response in verbose mode
     assert responses_server.peak_input_tokens <= 25_000

@@ -8,7 +8,7 @@ import pytest
 from pygments.token import Comment, Keyword, Name, Number, String, Text
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QLineEdit, QListView, QPlainTextEdit, QPushButton
+from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QPlainTextEdit, QPushButton
 
 from desktop.views.diff_highlight import (
     DARK_STYLE,
@@ -53,8 +53,8 @@ def _view(qtbot, files: list[FileDiff], **kwargs) -> DiffView:
     return view
 
 
-def _rows_widget(view: DiffView) -> QListView:
-    rows = view.findChild(QListView, "diffRows")
+def _rows_widget(view: DiffView) -> QAbstractItemView:
+    rows = view.findChild(QAbstractItemView, "diffRows")
     assert rows is not None
     return rows
 

@@ -92,7 +92,8 @@ async def test_settings_add_hosted_tools_and_the_explorer(tmp_path, responses_se
     assert "the MCP server 'wiki' asks before each tool call" in text
     rejected = [i for i in responses_server.requests[-1].body["input"] if i.get("type") == "mcp_approval_response"]
     assert rejected and rejected[0]["approve"] is False
-    assert text.rstrip().endswith("finished")
+    *_, answer, summary = text.rstrip().splitlines()
+    assert answer == "finished" and summary.startswith("tandem run: stopped (exit 3")
 
 
 async def test_unreadable_settings_fall_back_to_defaults(tmp_path, monkeypatch):

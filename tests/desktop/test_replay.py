@@ -219,7 +219,7 @@ async def test_replay_in_place_and_bad_files(tmp_path, responses_server, monkeyp
     bad.write_text('{"turns": "nope"}')
     assert await asyncio.to_thread(cli.main, ["replay", str(bad)]) == 2  # its own loop
     assert "is not a Tandem session export" in capsys.readouterr().err
-    assert cli.main(["sessions", "export", "f" * 32, "-o", str(tmp_path / "x.json")]) == 1
+    assert cli.main(["sessions", "export", "f" * 32, "-o", str(tmp_path / "x.json")]) == 2
     assert "no session" in capsys.readouterr().err
 
 

@@ -265,7 +265,12 @@ def test_sessions_list_show_and_resume_after_a_cli_run(tmp_path):
     shown = _cli(home, "sessions", "show", session_id)
     assert "> count the files" in shown.stdout and "$ echo journaled" in shown.stdout
     assert "first answer" in shown.stdout
-    assert _cli(home, "sessions", "show", "f" * 32).returncode == 1
+    # a bad id is a usage error (2) for every action; a unique prefix names the session
+    for action in ("show", "resume", "export"):
+        extra = ["-o", str(tmp_path / "x.json")] if action == "export" else []
+        bad = _cli(home, "sessions", action, "f" * 32, *extra)
+        assert bad.returncode == 2 and "no session 'ffff" in bad.stderr, (action, bad.stderr)
+    assert "> count the files" in _cli(home, "sessions", "show", session_id[:6]).stdout
     # resume with a new message: the history goes with it, the same session grows
     second = tmp_path / "second.json"
     second.write_text(

@@ -5,6 +5,7 @@ and object set that stay exact when another process garbage-collects the store."
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -116,3 +117,88 @@ async def test_the_kept_index_commit_stays_exact_and_survives_a_gc_elsewhere(
     assert repo.git.diff("--cached", "--name-only").split() == ["a.txt"]
     assert repo.git.show(":a.txt") == "staged"  # the index as it was, not the work tree
     assert (ws / "a.txt").read_text() == "in the work tree\n"
+
+
+def _user_git(ws: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=ws, check=True, capture_output=True)
+
+
+async def test_same_size_same_mtime_edits_in_an_untracked_repository_are_captured(
+    tmp_path: Path,
+) -> None:
+    """Racy git: a kept stat cache, the reused index tree and config blob never go stale.
+
+    Between checkpoints a file and a staged file are rewritten at once with the same size
+    (git's racily clean entries), and the repository's config with the same size and its
+    mtime put back; every new content must be in the next checkpoint (the snapshot tree,
+    the index part, the config blob)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _user_git(ws, "init", "-q")
+    for n in range(30):
+        (ws / f"u{n}.txt").write_text(f"untracked {n}\n")
+    (ws / "u3.txt").write_text("aaaa\n")
+    (ws / "staged.txt").write_text("aaaa\n")
+    _user_git(ws, "add", "staged.txt")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    await store.create("first")
+    config = ws / ".git" / "config"
+    config.write_bytes(config.read_bytes() + b"# round x\n")
+    for round_, text in enumerate(("bbbb\n", "cccc\n", "dddd\n")):
+        for path in (ws / "u3.txt", ws / "staged.txt"):
+            size = path.stat().st_size
+            path.write_text(text)  # at once: most often within the same mtime second
+            assert path.stat().st_size == size
+        _user_git(ws, "add", "staged.txt")
+        st = config.stat()
+        data = config.read_bytes()
+        config.write_bytes(data[:-2] + str(round_).encode() + b"\n")  # same size, new bytes
+        os.utime(config, ns=(st.st_atime_ns, st.st_mtime_ns))
+        checkpoint = await store.create(f"round {round_}")
+        assert _store_git(store, "cat-file", "blob", f"{checkpoint.commit}:u3.txt") == text.strip()
+        assert (
+            _store_git(store, "cat-file", "blob", f"{checkpoint.commit}^1:staged.txt")
+            == text.strip()
+        )
+        meta = _store_git(store, "cat-file", "commit", checkpoint.commit)
+        config_blob = meta.split('"config":"', 1)[1].split('"', 1)[0]
+        assert (
+            _store_git(store, "cat-file", "blob", config_blob).encode()
+            == config.read_bytes().strip()
+        )
+        assert await store.diff(checkpoint) == ""
+
+
+async def test_a_next_checkpoint_starts_few_git_processes(tmp_path: Path) -> None:
+    """An untracked-heavy repository's next checkpoint: 12 git runs and 1 config listing
+    (the repository lookup, which has no explicit git dir); was 18 runs and 18 listings."""
+    from harnesses.vcs import door_counters
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _user_git(ws, "init", "-q")
+    for n in range(50):
+        (ws / f"u{n}.txt").write_text(f"untracked {n}\n")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    await store.create("first")
+    config = ws / ".git" / "config"
+    old = config.stat().st_mtime_ns - 5 * 10**9
+    for path in (config, store.location / "config"):
+        os.utime(path, ns=(old, old))  # mtime only; ctime stays fresh, see below
+    from harnesses.vcs import runner
+
+    saved = runner._RACY_NS
+    runner._RACY_NS = -(10**12)  # treat the configs as settled (no waiting)
+    try:
+        await store.create("second")  # lists each repository's config once more
+        (ws / "u1.txt").write_text("edited\n")
+        before = door_counters()
+        checkpoint = await store.create("third")
+        after = door_counters()
+    finally:
+        runner._RACY_NS = saved
+    assert checkpoint.files_touched == ("u1.txt",)
+    runs = after["runs"] - before["runs"]
+    listings = after["listings"] - before["listings"]
+    assert runs <= 12, runs
+    assert listings <= 1, listings

@@ -105,7 +105,7 @@ def _launch(
     prefix = (
         [str(TANDEM_SCRIPT)] if how == "console-script" else [sys.executable, "-m", "desktop.cli"]
     )
-    argv = [*prefix, "run", "probe", "--repo", str(repo), *args]
+    argv = [*prefix, "run", "probe", "--repo", str(repo), "--full-output", *args]  # every line read
     for _ in range(above):
         argv = ["bash", "-c", f"{shlex.join(argv)}; exit $?"]
     return subprocess.Popen(

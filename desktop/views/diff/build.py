@@ -32,13 +32,15 @@ __all__ = [
     "HunkLayout",
     "build_file_diff",
     "converts_at_once",
+    "file_sections",
     "file_status",
     "hunk_chunks",
     "hunk_layout",
+    "section_header",
     "side_lines",
 ]
 
-CHUNK_HUNKS = 200
+CHUNK_HUNKS = 100
 """Hunks per streamed chunk: a chunk's rows are added to the view in a few milliseconds."""
 
 # Section headings shown after "@@ ... @@", as git's default and python diff drivers find them.
@@ -307,3 +309,29 @@ def converts_at_once(old: str | None, new: str | None, hunks: Sequence[EditorHun
     64,000 chars over both sides and 1,000 hunk lines; bigger ones stream from a worker."""
     size = len(old or "") + len(new or "")
     return size <= _AT_ONCE_CHARS and sum(len(h.lines) for h in hunks) <= _AT_ONCE_LINES
+
+
+_GIT_HEADER = "diff --git "
+
+
+def file_sections(text: str) -> list[str]:
+    """Split ``git diff`` output into one text per file, each starting at its ``diff --git``
+    line (a few ``str.find`` calls: no per-line work). Text before the first header, or a
+    whole ``diff -u`` text without one, is a section of its own; a blank text has none."""
+    starts = [0] if text.startswith(_GIT_HEADER) else []
+    at = text.find("\n" + _GIT_HEADER)
+    while at != -1:
+        starts.append(at + 1)
+        at = text.find("\n" + _GIT_HEADER, at + 1)
+    if not starts or starts[0] != 0:
+        if text[: starts[0] if starts else len(text)].strip():
+            starts.insert(0, 0)
+    return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=False)]
+
+
+def section_header(section: str) -> str:
+    """The lines of one file's section before its first hunk (``@@``)."""
+    if section.startswith("@@"):
+        return ""
+    end = section.find("\n@@")
+    return section if end == -1 else section[: end + 1]

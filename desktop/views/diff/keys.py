@@ -25,6 +25,7 @@ class DiffViewInput:
     _list: Any
     _hscroll: Any
     _lex_timer: Any
+    _lex_whole: bool
 
     def _update_hscroll(self) -> None:
         delegate = self._delegate
@@ -53,6 +54,9 @@ class DiffViewInput:
         lexed += delegate.old_syntax.lex_lines(old_nos, _LEX_SLICE_MS / 2)
         if lexed:
             self._list.viewport().update()
+            return
+        if not self._lex_whole:  # a long side: lexed only where shown (FULL_LEX_LINES)
+            self._lex_timer.stop()
             return
         syntax, side = (
             (delegate.new_syntax, "new")

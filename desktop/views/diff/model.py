@@ -7,11 +7,12 @@ the editor harness); this module holds what the view shows and what the user dec
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import zip_longest
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from harnesses.editor.hunks import split_lines as _split_lines
 
@@ -42,9 +43,11 @@ LineKind = Literal["context", "add", "delete"]
 FileStatus = Literal["created", "modified", "deleted", "unchanged"]
 
 
-@dataclass(frozen=True, slots=True)
-class DiffLine:
-    """One displayed line of a hunk.
+class DiffLine(NamedTuple):
+    """One displayed line of a hunk (immutable).
+
+    A named tuple rather than a frozen dataclass: a 50,000-line diff makes tens of thousands
+    of them on a worker thread, and a named tuple is built in half the time (issue 15).
 
     Attributes:
         kind: ``"context"`` (both sides), ``"add"`` (new side only), ``"delete"`` (old only).
@@ -179,6 +182,9 @@ class HunkDecision:
         return self.verdict is Verdict.PENDING
 
 
+_PENDING = HunkDecision()  # frozen: one shared by every undecided hunk
+
+
 @dataclass(frozen=True, slots=True)
 class DiffRow:
     """One row of the rendered diff: a hunk header, or a line (pair).
@@ -216,7 +222,7 @@ class ReviewState:
 
     def reset(self, files: Iterable[FileDiff]) -> None:
         """Forget all decisions and start every hunk of ``files`` pending."""
-        self._decisions = {f.path: {h.id: HunkDecision() for h in f.hunks} for f in files}
+        self._decisions = {f.path: dict.fromkeys((h.id for h in f.hunks), _PENDING) for f in files}
 
     def decisions(self, path: str) -> dict[int, HunkDecision]:
         """A copy of hunk id → decision for ``path`` (empty for an unknown path)."""
@@ -260,7 +266,7 @@ class ReviewState:
         """Start hunks that streamed in for ``path`` pending (known ids keep their decision)."""
         known = self._decisions.setdefault(path, {})
         for hunk_id in hunk_ids:
-            known.setdefault(hunk_id, HunkDecision())
+            known.setdefault(hunk_id, _PENDING)
 
     def restore(self, path: str, decisions: dict[int, HunkDecision]) -> None:
         """Put back earlier decisions for ``path`` (ids it does not have are ignored)."""
@@ -275,7 +281,13 @@ class ReviewState:
 
     def reviewed(self, path: str) -> int:
         """Number of hunks of ``path`` accepted or rejected."""
-        return sum(1 for d in self._decisions.get(path, {}).values() if not d.pending)
+        accepted, rejected = self.tally(path)
+        return accepted + rejected
+
+    def tally(self, path: str) -> tuple[int, int]:
+        """``(accepted, rejected)`` hunks of ``path`` (``(0, 0)`` for an unknown path)."""
+        verdicts = Counter(d.verdict for d in self._decisions.get(path, {}).values())
+        return verdicts[Verdict.ACCEPTED], verdicts[Verdict.REJECTED]
 
 
 def split_lines(text: str) -> list[str]:

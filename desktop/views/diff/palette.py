@@ -12,6 +12,7 @@ __all__ = [
     "BUTTONS",
     "COLOURS",
     "FILLER_HATCH",
+    "FULL_LEX_LINES",
     "LEX_SLICE_MS",
     "MAX_CHARS",
     "QCOLOURS",
@@ -23,7 +24,11 @@ __all__ = [
 STYLE = DARK_STYLE  # pygments style for token colours (dark background)
 MAX_CHARS = 1000  # longest line drawn (chars); the rest is elided
 TAB = "    "
-LEX_SLICE_MS = 8.0  # syntax lexing per event-loop turn (ms)
+LEX_SLICE_MS = 5.0  # syntax lexing per event-loop turn (ms)
+FULL_LEX_LINES = 12_000
+"""Sides up to this many lines are lexed whole in the background (multi-line strings right);
+longer ones only where rows are shown, a few lines of context each: pygments lexes about
+8,000 lines a second here, and a 50,000-line side kept the GUI thread busy for 6 s (issue 15)."""
 COLOURS = {  # the app's dark palette (resources/styles/dark.qss)
     "text": "#c9d1d9",
     "bright": "#f0f6fc",

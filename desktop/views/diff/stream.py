@@ -10,6 +10,7 @@ the window never waits for a build (issue 15, Build item 1).
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -18,14 +19,59 @@ from typing import Any, Literal
 
 from PySide6.QtCore import QObject, QTimer
 
-from .build import EditorHunk, HunkLayout, hunk_chunks, hunk_layout
-from .model import split_lines
+from desktop.views.diff_highlight import SyntaxLines, lexer_for_path
 
-__all__ = ["SLICE_MS", "DiffStream", "StreamMessage"]
+from .build import (
+    CHUNK_HUNKS,
+    EditorHunk,
+    HunkLayout,
+    file_sections,
+    hunk_chunks,
+    hunk_layout,
+    section_header,
+    side_lines,
+)
+from .model import FileDiff, split_lines
 
-SLICE_MS = 8.0
+__all__ = ["BUILD_SWITCH_INTERVAL_S", "SLICE_MS", "UNIFIED", "DiffStream", "StreamMessage"]
+
+UNIFIED = "\0unified"
+"""The key of a ``git diff`` text's build (never a file path: paths hold no NUL)."""
+
+SLICE_MS = 4.0
 """GUI time spent on streamed results per event-loop turn (ms)."""
 _POLL_MS = 4
+BUILD_SWITCH_INTERVAL_S = 0.0005
+"""The interpreter's thread switch interval while a build runs (s; CPython's default is 0.005).
+
+A worker converting hunks holds the GIL, and the GUI thread gives it up around most Qt calls
+(a row's paint makes a dozen); each time it waits up to one switch interval to get it back, so
+at the default a paint of the first screen took 100 ms and more while a build ran (issue 15).
+"""
+
+
+def _syntax(path: str, old: list[str], new: list[str]) -> tuple[SyntaxLines, SyntaxLines, int]:
+    """The sides' lexing state, made on the worker (copying and joining 50,000 lines took the
+    GUI thread 10-20 ms): ``(old, new, longest side in lines)``; lexing runs on the GUI."""
+    lexer = lexer_for_path(path)
+    return SyntaxLines(lexer, old), SyntaxLines(lexer, new), max(len(old), len(new))
+
+
+class _SwitchInterval:
+    """Lowers ``sys.setswitchinterval`` while at least one build is live, then restores it."""
+
+    def __init__(self) -> None:
+        self._saved: float | None = None
+
+    def hold(self) -> None:
+        if self._saved is None:
+            self._saved = sys.getswitchinterval()
+            sys.setswitchinterval(min(self._saved, BUILD_SWITCH_INTERVAL_S))
+
+    def release(self) -> None:
+        if self._saved is not None:
+            sys.setswitchinterval(self._saved)
+            self._saved = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,13 +80,16 @@ class StreamMessage:
 
     Attributes:
         path: the file being built.
-        kind: ``"lines"`` (``data``: ``(old lines, new lines)`` without terminators),
+        kind: ``"lines"`` (``data``: ``(old, new, lines)``: the sides'
+            :class:`~desktop.views.diff_highlight.SyntaxLines` and the longer side's length),
             ``"hunks"`` (``data``: ``(hunks, layouts)``), ``"done"`` (``data``: ``None``) or
-            ``"error"`` (``data``: the message).
+            ``"error"`` (``data``: the message); for a ``git diff`` text
+            (:meth:`DiffStream.start_unified`, ``path`` :data:`UNIFIED`) first ``"files"``
+            (``data``: the files, without hunks yet), then each file's messages under its path.
     """
 
     path: str
-    kind: Literal["lines", "hunks", "done", "error"]
+    kind: Literal["files", "lines", "hunks", "done", "error"]
     data: Any
 
 
@@ -61,6 +110,9 @@ class DiffStream:
         self._timer = QTimer(parent)
         self._timer.setInterval(_POLL_MS)
         self._timer.timeout.connect(self._drain)
+        self._interval = _SwitchInterval()
+        self._delivering = 0
+        parent.destroyed.connect(self._interval.release)  # a view closed mid-build
 
     def start(
         self,
@@ -80,8 +132,39 @@ class DiffStream:
             daemon=True,
         )
         self._threads[token] = thread
+        self._interval.hold()
         thread.start()
         self._timer.start()
+
+    def start_unified(self, text: str, parse: Callable[[str], list[FileDiff]]) -> None:
+        """Parse ``git diff`` output in the background (replacing an earlier such build).
+
+        The worker splits ``text`` into files (``build.file_sections``), delivers them all at
+        once (``"files"``: parsed from their headers, hunks empty), then parses each file's
+        section with ``parse`` and streams its hunks, layouts and lines under its path. The
+        receiver of ``"files"`` calls :meth:`claim` once it shows them.
+
+        Args:
+            text: the diff text (``git diff`` or ``diff -u`` format).
+            parse: the parser, text to files (``desktop.unified_diff.parse_unified_diff``).
+        """
+        self._next += 1
+        token = self._live[UNIFIED] = self._next
+        thread = threading.Thread(
+            target=self._work_unified,
+            args=(token, text, parse),
+            name=f"tandem-diff-{token}",
+            daemon=True,
+        )
+        self._threads[token] = thread
+        self._interval.hold()
+        thread.start()
+        self._timer.start()
+
+    def claim(self, paths: Sequence[str]) -> None:
+        """While a ``"files"`` message is delivered: its files' messages are now expected."""
+        for path in paths:
+            self._live[path] = self._delivering
 
     def cancel(self, path: str) -> None:
         """Forget the build of ``path`` (its worker stops at its next chunk)."""
@@ -108,8 +191,8 @@ class DiffStream:
     ) -> None:
         put = self._queue.put
         try:
-            sides = tuple([ln.rstrip("\r\n") for ln in split_lines(t or "")] for t in (old, new))
-            put((token, StreamMessage(path, "lines", sides)))
+            sides = [[ln.rstrip("\r\n") for ln in split_lines(t or "")] for t in (old, new)]
+            put((token, StreamMessage(path, "lines", _syntax(path, *sides))))
             for batch in hunk_chunks(path, old, new, hunks=hunks):
                 if self._live.get(path) != token:
                     return
@@ -118,6 +201,37 @@ class DiffStream:
             put((token, StreamMessage(path, "done", None)))
         except Exception as exc:  # bad input or git failure: shown, nothing lost
             put((token, StreamMessage(path, "error", f"{type(exc).__name__}: {exc}")))
+
+    def _work_unified(self, token: int, text: str, parse: Callable[[str], list[FileDiff]]) -> None:
+        put = self._queue.put
+        try:
+            sections = file_sections(text)
+            listed: list[FileDiff] = []
+            seen: set[str] = set()
+            for header in (section_header(section) for section in sections):
+                for file in parse(header) if header else []:
+                    if file.path not in seen:
+                        seen.add(file.path)
+                        listed.append(FileDiff(file.path, None, None, [], None, file.status))
+            put((token, StreamMessage(UNIFIED, "files", listed)))
+            done: set[str] = set()
+            for section in sections:
+                for file in parse(section):
+                    if self._live.get(UNIFIED) != token:
+                        return
+                    if file.path not in seen or file.path in done:
+                        continue
+                    done.add(file.path)
+                    for first in range(0, len(file.hunks), CHUNK_HUNKS):
+                        batch = file.hunks[first : first + CHUNK_HUNKS]
+                        layouts = [hunk_layout(h) for h in batch]
+                        put((token, StreamMessage(file.path, "hunks", (batch, layouts))))
+                    sides = _syntax(file.path, side_lines(file, "old"), side_lines(file, "new"))
+                    put((token, StreamMessage(file.path, "lines", sides)))
+                    put((token, StreamMessage(file.path, "done", None)))
+            put((token, StreamMessage(UNIFIED, "done", None)))
+        except Exception as exc:  # an unparseable text: shown, nothing lost
+            put((token, StreamMessage(UNIFIED, "error", f"{type(exc).__name__}: {exc}")))
 
     def _drain(self) -> None:
         started = time.perf_counter()
@@ -130,9 +244,12 @@ class DiffStream:
                 continue
             if message.kind in ("done", "error"):
                 del self._live[message.path]
+            self._delivering = token
             self._deliver(message)
         for token, thread in list(self._threads.items()):
             if not thread.is_alive():
                 del self._threads[token]
-        if not self._threads and self._queue.empty():
-            self._timer.stop()
+        if not self._threads:
+            self._interval.release()
+            if self._queue.empty():
+                self._timer.stop()

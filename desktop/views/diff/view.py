@@ -26,9 +26,9 @@ from .layout import STYLESHEET, DiffViewLayout
 from .model import DiffHunk, DiffRow, FileDiff, HunkDecision, ReviewState, edit_hunk, line_counts
 from .painter import RowPainter
 from .palette import COLOURS as _C
-from .palette import MAX_CHARS
+from .palette import FULL_LEX_LINES, MAX_CHARS
 from .rows import RowsModel
-from .stream import DiffStream
+from .stream import UNIFIED, DiffStream
 from .streaming import DiffViewStreaming
 
 __all__ = ["DiffView"]
@@ -100,11 +100,13 @@ class DiffView(DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming
         self._pending: dict[str, dict[int, HunkDecision]] = {}  # restored before hunks came
         self._errors: dict[str, str] = {}
         self._stream = DiffStream(self, self._on_stream)
+        self._claiming = False
         self._delegate.decision = self._decision_at
         self._delegate.lex_soon = self._lex_soon
         self._lex_timer = QTimer(self)
         self._lex_timer.setInterval(0)
         self._lex_timer.timeout.connect(self._lex_step)
+        self._lex_whole = True
         self._build()
         self.setStyleSheet(read_text("styles", "dark.qss") + STYLESHEET)
         self.set_read_only(read_only)
@@ -125,6 +127,8 @@ class DiffView(DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming
         paths = [f.path for f in files]
         if len(set(paths)) != len(paths):
             raise ValueError("file diffs must have distinct paths")
+        if not self._claiming:  # other files replace a checkpoint diff still being read
+            self._stream.cancel(UNIFIED)
         previous, previous_review = self._files, self._review
         for path, file in previous.items():
             if self._stream.building(path) and all(f is not file for f in files):
@@ -194,8 +198,8 @@ class DiffView(DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming
         self._files[path] = file  # set_files keeps the layouts of the same object
         if not small:
             self._stream.start(path, old, new, hunks=hunks)
+        self._path = path  # set_files shows it (once)
         self.set_files([*files, file])
-        self.show_file(path)
         return file
 
     def building(self, path: str) -> bool:
@@ -429,11 +433,16 @@ class DiffView(DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming
         self._update_hscroll()
 
     def _set_syntax(self, lexer: Any, old_lines: list[str], new_lines: list[str]) -> None:
-        self._delegate.old_syntax = SyntaxLines(lexer, old_lines)
-        self._delegate.new_syntax = SyntaxLines(lexer, new_lines)
+        longest = max(len(old_lines), len(new_lines))
+        self._use_syntax(SyntaxLines(lexer, old_lines), SyntaxLines(lexer, new_lines), longest)
+
+    def _use_syntax(self, old: SyntaxLines, new: SyntaxLines, lines: int) -> None:
+        """Paint with these sides' lexing state (``lines``: the longer side's length)."""
+        self._delegate.old_syntax = old
+        self._delegate.new_syntax = new
         self._delegate._run_cache.clear()
-        digits = len(str(max(len(old_lines), len(new_lines), 1)))
-        self._delegate.gutter_digits = max(3, digits)
+        self._lex_whole = lines <= FULL_LEX_LINES
+        self._delegate.gutter_digits = max(3, len(str(max(lines, 1))))
 
     def _empty_text(self, path: str) -> str:
         if path in self._errors:
@@ -467,9 +476,7 @@ class DiffView(DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming
         self._hunk_label.setText(f"Hunk {self._current + 1} of {total}" if total else "")
         self._prev_btn.setEnabled(self._current > 0)
         self._next_btn.setEnabled(0 <= self._current < total - 1)
-        decisions = list(self.decisions().values())
-        accepted = sum(d.accepted for d in decisions)
-        rejected = sum(d.rejected for d in decisions)
+        accepted, rejected = self._review.tally(self._path) if self._path else (0, 0)
         self._progress.setText(
             f"{accepted + rejected}/{total} reviewed · ✓ {accepted} · ✗ {rejected}"
         )
