@@ -226,8 +226,9 @@ async def _kinds(tmp: Path, runs: int, files: int, kinds: tuple[str, ...]) -> No
         )
     print(
         f"  target: untracked first/fresh and next/again under {TARGET_RATIO}x "
-        "(a checkpoint also records the index, refs and stash, and stats every untracked "
-        "file for the size cap)"
+        "(a checkpoint also records the index, refs and stash; a next one sizes only the "
+        "files its kept stat cache lists as changed; the first 'next' after the store's "
+        "creation takes the full path)"
     )
 
 

@@ -31,6 +31,7 @@ import argparse
 import difflib
 import os
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -310,6 +311,7 @@ class _Window:
         """Submit a proposal as the controller does (the previous one's review ended)."""
         lexing = threading.Thread(target=lexer_for_path, args=(path,))  # as the controller does
         lexing.start()
+        _wait(_app(), lambda: not lexing.is_alive())  # awaited: the event loop keeps running
         lexing.join()
         if self._shown is not None:
             self.window._close_proposal(self._shown)
@@ -403,7 +405,11 @@ def main() -> None:
     app.processEvents()
     rows = sum(len(h.lines) for h in diff.hunks)
     print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    print("GC: " + ("automatic" if args.gc_auto else "the app's (desktop.gc_policy)"))
+    print(
+        "GC: "
+        + ("automatic" if args.gc_auto else "the app's (desktop.gc_policy)")
+        + f"; switch interval {sys.getswitchinterval() * 1000:.1f} ms"
+    )
     print(f"diff: {args.lines} lines, {len(diff.hunks)} hunks, {rows} diff lines")
     print(f"build_file_diff: {build_ms:.1f} ms (outside the view)")
     for label, files in (

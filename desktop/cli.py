@@ -8,6 +8,7 @@ import asyncio
 import gc
 import importlib.util
 import os
+import signal
 import sys
 import time
 from importlib.metadata import PackageNotFoundError, version
@@ -195,7 +196,7 @@ def _sessions(args: argparse.Namespace) -> int:
     if args.action == "resume":
         from .headless import run_headless
 
-        return asyncio.run(run_headless(_headless_options(args, args.task, resume=args.id)))
+        return _run_interruptible(run_headless(_headless_options(args, args.task, resume=args.id)))
     return int(SESSIONS_HANDLERS[args.action](args))
 
 
@@ -351,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         if entry:
             sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl+C (see _run_interruptible)
         print("tandem: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `tandem sessions list | head`: the reader left; stop quietly
@@ -360,6 +361,37 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if collecting:  # as it was (an in-process caller; a window has closed by now)
             gc.enable()
+
+
+def _run_interruptible(coro: Any) -> Any:
+    """``asyncio.run(coro)`` where Ctrl+C (SIGINT) cancels ``coro``'s task through the event
+    loop's own signal handler.
+
+    ``asyncio.run`` alone catches SIGINT with a Python-level handler, which runs only when
+    the main thread next executes bytecode. The kernel may hand a process-directed SIGINT
+    to any thread that does not block it (``signal(7)``): given to the prompt's reader
+    thread while the main thread sleeps in ``epoll_wait`` with nothing scheduled, it was
+    never acted on and ``tandem run`` hung at its approval prompt (seen rarely, under
+    load; ``tests/desktop/test_ctrl_c_any_thread.py`` shows it). ``loop.add_signal_handler``
+    also sets the wake-up file descriptor (``signal.set_wakeup_fd``), so the loop wakes
+    whichever thread took the signal. The task's ``CancelledError`` handlers journal the
+    session as on the window's Stop; the error then reaches :func:`main` (exit 130). A
+    second Ctrl+C cancels the clean-up too.
+    """
+
+    async def interruptible() -> Any:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        try:
+            loop.add_signal_handler(signal.SIGINT, task.cancel)  # type: ignore[union-attr]
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            return await coro
+        try:
+            return await coro
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
+    return asyncio.run(interruptible())
 
 
 EXIT_BROKEN_PIPE = 141
@@ -399,7 +431,7 @@ def _main(argv: list[str], *, collecting: bool = True) -> int:
         if args.headless:
             from .demo import run_headless_demo
 
-            return asyncio.run(run_headless_demo(scenario=args.scenario))
+            return _run_interruptible(run_headless_demo(scenario=args.scenario))
         if not _has_display():
             return _no_display("the demo window")
         from .app import AppOptions, run_app
@@ -411,15 +443,15 @@ def _main(argv: list[str], *, collecting: bool = True) -> int:
             return 2
         from .headless import run_headless
 
-        return asyncio.run(run_headless(_headless_options(args, args.task)))
+        return _run_interruptible(run_headless(_headless_options(args, args.task)))
     if args.command == "sessions":
         return _sessions(args)
     if args.command == "replay":  # issue 16, Build item 3
         from .replay import run_replay
 
-        return asyncio.run(run_replay(args.file, args.repo, mode=args.mode))
+        return _run_interruptible(run_replay(args.file, args.repo, mode=args.mode))
     if args.command == "checkpoints":
-        return asyncio.run(_checkpoints(args))
+        return _run_interruptible(_checkpoints(args))
     _parser().print_help()
     return 2
 

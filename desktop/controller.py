@@ -25,7 +25,7 @@ from core import (
     UserError,
 )
 from core.items import ToolApprovalItem
-from core.policy import RuleStore, suggest_rule
+from core.policy import RuleStore
 from core.redaction import StreamRedactor, redact_text
 from core.tools.codex.events import (
     AgentMessageItem,
@@ -38,7 +38,12 @@ from harnesses.editor import Proposal, ReviewEvent, ReviewOutcome
 from harnesses.recording import export as recording_export
 from harnesses.recording import record as recording
 from harnesses.sessions.history import rebuild_history
-from harnesses.sessions.resume import MODE_EVENT, journaled_mode, rejudge_waiting
+from harnesses.sessions.resume import (
+    MODE_EVENT,
+    forget_approvals,
+    journaled_mode,
+    rejudge_waiting,
+)
 from harnesses.shell import ShellCommandFinished, ShellCommandStarted, ShellEvent, ShellOutputChunk
 from harnesses.workspace import Workspace
 
@@ -53,6 +58,7 @@ from .review_journal import (
     proposal_record,
     review_problem,
 )
+from .run_cli.setup import always_allow_rules, describe_rules
 from .views.approval_panel import ApprovalRequest
 from .views.diff_highlight import lexer_for_path
 from .views.diff_model import HunkDecision as DiffHunkDecision
@@ -330,6 +336,7 @@ class Controller(QObject):
         except Exception as exc:
             self.notice.emit(f"Cannot resume the saved run: {exc}", "error")
             return
+        forget_approvals(state)  # only this resume's answers let a waiting call run
         if state.get_interruptions():
             self.notice.emit("This session was waiting for your approval; asking again.", "info")
             self.resume(state)
@@ -711,9 +718,8 @@ class Controller(QObject):
         if raw.get("type") == "shell_call":
             commands = [str(c) for c in raw.get("action", {}).get("commands", [])]
             body = "\n".join(commands)
-            root = self.workspace.root
             # a rule is for one command: a call of several is answered once, never as a rule
-            preview = _rule_preview(commands[0], root) if len(commands) == 1 else None
+            preview = _rule_preview(commands[0], self.workspace) if len(commands) == 1 else None
             destructive = "destructive" in reason
             return ApprovalRequest(
                 item.call_id,
@@ -777,17 +783,20 @@ class Controller(QObject):
         commands = item.raw_item.get("action", {}).get("commands", [])
         if len(commands) != 1:  # the button is off for these; answered once, no rule
             return
-        try:
-            rule = suggest_rule(str(commands[0]), workspace=self.workspace.root)
-        except UserError:  # a here-document or a comment: nothing a rule could match
-            return
-        if self._rules_store is not None:
-            try:
-                rule = self._rules_store.add(rule)
-            except Exception as exc:
-                self.notice.emit(f"Could not save the rule: {exc}", "warning")
-        self.workspace.rules.append(rule)
-        self.notice.emit(f"Always allowing {rule.description} (revocable in Settings).", "info")
+        added = []
+        # every command of the line that asked, so the same line runs unasked next time
+        for rule in always_allow_rules(str(commands[0]), self.workspace):
+            if self._rules_store is not None:
+                try:
+                    rule = self._rules_store.add(rule)
+                except Exception as exc:
+                    self.notice.emit(f"Could not save the rule: {exc}", "warning")
+            self.workspace.rules.append(rule)
+            added.append(rule)
+        if added:
+            self.notice.emit(
+                f"Always allowing {describe_rules(added)} (revocable in Settings).", "info"
+            )
 
     def _withdraw_all(self) -> None:
         for request_id, future in list(self._approvals.items()):
@@ -1169,14 +1178,13 @@ def _state_text(state: RunState) -> str:
     return json.dumps(state.to_json(), ensure_ascii=False)
 
 
-def _rule_preview(command: str, workspace: Path | None = None) -> str | None:
-    """What *Always allow* would add for ``command``, or ``None`` (the button is then off)
-    when no rule can match it (a here-document, a comment, an unparsable line). A
-    destructive command only ever gets its exact text (judged in ``workspace``)."""
-    try:
-        return suggest_rule(command, workspace=workspace).description
-    except UserError:
-        return None
+def _rule_preview(command: str, workspace: Workspace) -> str | None:
+    """What *Always allow* would add for ``command`` (every rule of
+    :func:`.run_cli.setup.always_allow_rules`), or ``None`` (the button is then off) when
+    no rule can match it (a here-document, a comment, an unparsable line). A destructive
+    command only ever gets its exact text (judged in the workspace)."""
+    rules = always_allow_rules(command, workspace)
+    return describe_rules(rules) if rules else None
 
 
 def _pretty_json(arguments: Any) -> str:

@@ -48,6 +48,7 @@ from harnesses.sessions import JournalError
 from harnesses.sessions.resume import (
     MODE_EVENT,
     discard_if_unused,
+    forget_approvals,
     journaled_mode,
     rejudge_waiting,
 )
@@ -470,7 +471,9 @@ async def _first_input(
         raise UserError(f"no session {options.resume!r} ({exc})") from exc
     if saved and not options.task:
         print("resuming: the session waited for approvals; asking again", file=run.out)
-        return await RunState.from_string(agent, saved), len(history)
+        state = await RunState.from_string(agent, saved)
+        forget_approvals(state)  # only this resume's answers let a waiting call run
+        return state, len(history)
     if not options.task:
         raise UserError("nothing to resume: the session does not wait; give a message")
     run.journal.append("user_message", {"text": options.task})

@@ -315,6 +315,7 @@ class MainWindow(QMainWindow):
 
         c.proposalSubmitted.connect(self._show_proposal)
         c.proposalClosed.connect(self._close_proposal)
+        c.runningChanged.connect(self._forget_applied)  # issue 16: applied files until then
         c.proposalWithdrawn.connect(self._withdraw_proposal)
         c.reviewDecisionsRestored.connect(self._restore_decisions)
         self.diff_view.applyRequested.connect(c.apply_review)
@@ -374,7 +375,17 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(0)
 
     def _close_proposal(self, proposal_id: str) -> None:
-        if self._proposals.pop(proposal_id, None) is not None:
+        """A review was answered: an applied file stays listed, read-only and marked
+        applied, until the next proposal or run (issue 16); a fully rejected one goes."""
+        diff = self._proposals.pop(proposal_id, None)
+        if diff is not None:
+            self.diff_view.mark_applied(diff.path)
+            kept = self.diff_view.applied_files()
+            self.diff_view.set_files([*self._proposals.values(), *kept])
+
+    def _forget_applied(self, running: bool) -> None:
+        """A new run starts: the files applied in the last one leave the Diff tab."""
+        if running and self.diff_view.applied_files():
             self.diff_view.set_files(list(self._proposals.values()))
 
     def _withdraw_proposal(self, proposal_id: str) -> None:

@@ -69,14 +69,22 @@ class ReplayReport:
         return 1 if self.mismatches else 0
 
 
+_UNCONFINED = (
+    "Not approved: this replay runs without the sandbox, and a recording's approvals are "
+    "only used for calls the sandbox confines."
+)
+
+
 class RecordedAnswers:
     """Answers a replay's approvals and reviews with the recorded decisions.
 
     - An approval gets the decision journaled for its call id (the window's ``allow_once``
       / ``always_allow`` and ``tandem run``'s ``approve`` approve; ``reject`` rejects with the
       recorded message). A call with no recorded decision is approved when the user chose
-      "always" for the same tool earlier in the recording (the rule then answered it), and
-      rejected otherwise, with a message saying so.
+      "always" earlier in the recording for what a live "always" covers (the same MCP tool;
+      the same shell command, standing for the rule it added), and rejected otherwise, with
+      a message saying so.
+    - Without the sandbox (``confined`` false) every approval but a patch's is rejected.
     - A review gets the recorded hunk decisions of the proposal for the same call id (else
       the next one for the same path): accepted, rejected, edited hunks. A review recorded
       without hunk decisions (``tandem run``'s review) is answered from the recorded result
@@ -86,7 +94,8 @@ class RecordedAnswers:
         export: a loaded export (:func:`harnesses.recording.load_export`).
     """
 
-    def __init__(self, export: Mapping[str, Any]) -> None:
+    def __init__(self, export: Mapping[str, Any], *, confined: bool = True) -> None:
+        self._confined = confined
         decisions = export.get("decisions") or {}
         self._approvals: dict[str, Any] = dict(decisions.get("approvals") or {})
         self._reviews: list[dict[str, Any]] = [
@@ -102,14 +111,31 @@ class RecordedAnswers:
         ``tandem run``'s approvals: ``approve`` or ``reject``)."""
         call_id = str(getattr(item, "call_id", ""))
         tool = str(getattr(item, "tool_name", ""))
+        raw = getattr(item, "raw_item", None)
+        kind = raw.get("type") if isinstance(raw, Mapping) else None
+        if not self._confined and kind != "apply_patch_call":
+            # red team: without the sandbox a recorded "allow" ran `touch <outside>` on the
+            # host; the file never stands in for the user where nothing confines the call
+            return "reject", _UNCONFINED, "replay (no sandbox)"
+        # what "always" covers, as live: an MCP tool for the run; a shell command by a rule
+        # for it (approximated by its exact text); nothing else (red team: a tool-wide
+        # "always" let any later command of the shell tool run without a decision)
+        if kind == "mcp_approval_request":
+            always_key = f"mcp:{tool}"
+        elif kind == "shell_call":
+            action = raw.get("action") if isinstance(raw, Mapping) else None
+            commands = action.get("commands") if isinstance(action, Mapping) else None
+            always_key = "shell:" + json.dumps(commands, sort_keys=True, default=str)
+        else:
+            always_key = ""
         record = self._approvals.get(call_id)
         if not isinstance(record, Mapping):
-            if tool in self._always:
+            if always_key and always_key in self._always:
                 return "approve", "", "replay (always allowed)"
             return "reject", "Not approved: the recording has no decision for this call.", "replay"
         decision = str(record.get("decision", ""))
-        if decision == "always_allow":
-            self._always.add(tool)
+        if decision == "always_allow" and always_key:
+            self._always.add(always_key)
         if decision == "reject":
             return "reject", str(record.get("message") or ""), "replay"
         return "approve", "", "replay"
@@ -185,10 +211,13 @@ async def replay(
         root = repo.resolve()
         warnings = apply_in_place(manifest, root)
     else:
-        name = Path(str(manifest.get("repo") or "repo")).name or "repo"
+        name = Path(str(manifest.get("repo") or "repo")).name
+        if name in ("", ".", ".."):  # red team: `/x/..` named the work folder's parent
+            name = "repo"
         root = prepare_checkout(manifest, work / name)
         warnings = []
     recorded_mode = str(manifest.get("mode") or "ask")
+    trusted = mode == "full"  # the user's own `--mode full`: "if you trust the file"
     if mode is None:
         mode = "auto" if recorded_mode == "full" else recorded_mode
         if recorded_mode == "full":
@@ -207,7 +236,15 @@ async def replay(
         file=out,
     )
     journal_path = work / "replay-journal.sqlite3"
-    answers = RecordedAnswers(export)
+    confined = trusted or (mode != "full" and _sandboxed())
+    if not confined:
+        line = (
+            "no sandbox for this replay: the recording's approvals of commands and tools are "
+            "not used (those calls are rejected)"
+        )
+        report.warnings.append(line)
+        print(f"tandem replay: {line}", file=out)
+    answers = RecordedAnswers(export, confined=confined)
     for number, run in enumerate(export["runs"], start=1):
         turns = [export["turns"][i] for i in run["turns"]]
         script = work / f"run-{number}.json"
@@ -233,6 +270,17 @@ async def replay(
     report.volatile = [m for m in found if not m.real]
     _print_report(report, len(export["tool_results"]), out)
     return report
+
+
+def _sandboxed() -> bool:
+    """Whether a replay's commands run in the sandbox (settings on and ``bwrap`` works)."""
+    from core.settings import load_settings
+    from harnesses.shell import sandbox_available
+
+    try:
+        return bool(load_settings().sandbox_enabled) and sandbox_available()
+    except Exception:  # unreadable settings: assume the worst
+        return False
 
 
 async def run_replay(

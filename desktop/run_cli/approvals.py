@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.policy import suggest_rule
 from harnesses.mcp import LocalMcpServers
 from harnesses.workspace import Workspace
 
 from ..views.ansi import strip_ansi
+from .setup import always_allow_rules, describe_rules
 from .terminal import CliRun, in_thread
 
 __all__ = ["decide"]
@@ -107,10 +107,13 @@ async def _answer(
         return "approve", "", "user"
     if answer in ("a", "always"):
         commands = [str(c) for c in item.raw_item.get("action", {}).get("commands", [])]
-        if commands:  # a narrow rule for this command, never the whole tool (guards stay on)
-            rule = suggest_rule(commands[0], workspace=workspace.root)
-            workspace.rules.append(rule)
-            print(f"  always allowing {rule.description} for this run", file=out)
+        # narrow rules for this line's commands, never the whole tool (guards stay on)
+        added = always_allow_rules(commands[0], workspace) if len(commands) == 1 else []
+        workspace.rules.extend(added)
+        if added:
+            print(f"  always allowing {describe_rules(added)} for this run", file=out)
+        else:
+            print("  allowed once (no rule can match this command)", file=out)
         return "always_allow", "", "user"
     try:
         message = (await in_thread(prompt, "  message to the model (optional): ")).strip()

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UserError
-from core.policy import RuleStore
+from core.policy import DEFAULT_RULES, Rule, RuleStore, suggest_rules
 from core.settings import Settings
 from harnesses.checkpoints import retention_from_settings
 from harnesses.vcs import enclosing_top_level
 from harnesses.workspace import Workspace
 
-__all__ = ["project_root", "saved_rules", "workspace_for"]
+__all__ = ["always_allow_rules", "describe_rules", "project_root", "saved_rules", "workspace_for"]
 
 
 def project_root(folder: Path) -> Path:
@@ -80,3 +80,28 @@ def workspace_for(
     )
     workspace.executor.input_wait_s = settings.shell_input_wait_seconds or None
     return workspace
+
+
+def always_allow_rules(command: str, workspace: Workspace) -> list[Rule]:
+    """The rules *Always allow* adds for ``command``: one per simple command of the line that
+    neither the workspace's rules nor the built-in read-only ones allow, so that the same
+    line runs without a prompt next time (``cd app && python -m pytest -q | tee log``
+    gives ``python -m pytest *`` and ``tee log`` exactly; ``cd`` and ``tail`` need none).
+    A destructive command only gets its exact text (:func:`core.policy.suggest_rules`,
+    judged in the workspace). Empty when nothing can be suggested (a here-document, a
+    program name computed at run time): the button is then off.
+
+    Args:
+        command: the one command of the shell call the prompt is about.
+        workspace: its rules and root.
+
+    Returns:
+        New rules (``source="user"``), in the order their commands appear.
+    """
+    return suggest_rules(command, [*workspace.rules, *DEFAULT_RULES], workspace=workspace.root)
+
+
+def describe_rules(rules: list[Rule]) -> str:
+    """What ``rules`` match, for the prompt: ``"any `git diff …` command"``, or several
+    joined with ``"; "``."""
+    return "; ".join(rule.description for rule in rules)

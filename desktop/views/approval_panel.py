@@ -10,7 +10,14 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QKeySequence, QResizeEvent, QShortcut, QTextLayout, QTextOption
+from PySide6.QtGui import (
+    QFont,
+    QKeySequence,
+    QResizeEvent,
+    QShortcut,
+    QTextLayout,
+    QTextOption,
+)
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -84,18 +91,20 @@ _BODY_MAX_LINES = 10
 """Visual (wrapped) lines the command box grows to; beyond that it scrolls."""
 _CODE = re.compile(r"`([^`]+)`")
 _BREAKS = re.compile(r"([/=,:])")
+_SLACK = 2  # px of air under the last line: a rounding never cuts its descenders
 _ZWSP = "\u200b"  # a line-break opportunity in long paths and option values
 
 
-def _wrapped_lines(text: str, option: QTextOption, font: object, width: float) -> int:
-    """How many lines ``text`` takes when wrapped as ``option`` says at ``width`` px."""
+def _wrapped_lines(text: str, option: QTextOption, font: QFont, width: float, limit: int) -> int:
+    """How many lines ``text`` takes wrapped as ``option`` says at ``width`` px; counting
+    stops past ``limit`` (a 5,000-line heredoc costs no more than ``limit`` lines)."""
     total = 0
     for line in text.split("\n"):
-        layout = QTextLayout(line, font)  # type: ignore[call-overload]
+        layout = QTextLayout(line, font)
         layout.setTextOption(option)
         layout.beginLayout()
         count = 0
-        while True:
+        while total + count <= limit:
             text_line = layout.createLine()
             if not text_line.isValid():
                 break
@@ -103,6 +112,8 @@ def _wrapped_lines(text: str, option: QTextOption, font: object, width: float) -
             count += 1
         layout.endLayout()
         total += max(count, 1)
+        if total > limit:
+            break
     return total
 
 
@@ -443,7 +454,9 @@ class ApprovalPanel(QFrame):
                     f"Allow now and add a rule for {request.rule_preview} "
                     f"(revocable in Settings; {ALWAYS_ALLOW_KEY})"
                 )
-                self.rule_label.setText("adds rule: " + _code_html(request.rule_preview))
+                several = "; " in request.rule_preview  # one rule per command of the line
+                label = "adds rules: " if several else "adds rule: "
+                self.rule_label.setText(label + _code_html(request.rule_preview))
         else:
             self.always_allow_button.setEnabled(False)
             self.always_allow_button.setToolTip("No rule can be offered for this request")
@@ -465,10 +478,8 @@ class ApprovalPanel(QFrame):
         option = view.document().defaultTextOption()
         option.setWrapMode(view.wordWrapMode())
         width = max(1.0, inner - 2 * doc_margin - view.cursorWidth())
-        lines = _wrapped_lines(body, option, view.font(), width)
-        if lines > _BODY_MAX_LINES:  # the scrollbar takes width: wrap again beside it
-            bar = view.verticalScrollBar().sizeHint().width()
-            lines = _wrapped_lines(body, option, view.font(), max(1.0, width - bar))
+        # past the cap the box scrolls: a narrower text beside the scrollbar changes nothing
+        lines = _wrapped_lines(body, option, view.font(), width, _BODY_MAX_LINES)
         shown = min(max(lines, 1), _BODY_MAX_LINES)
         height = (
             shown * metrics.lineSpacing()
@@ -476,7 +487,7 @@ class ApprovalPanel(QFrame):
             + frame
             + margins.top()
             + margins.bottom()
-            + 2  # QPlainTextEdit keeps a pixel of slack above and below the text
+            + _SLACK
         )
         view.setFixedHeight(height)
 

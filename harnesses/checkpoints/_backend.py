@@ -17,13 +17,15 @@ import contextlib
 import hashlib
 import os
 import shutil
-import tempfile
+import time
+import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from harnesses.vcs import GitError, UserRepo, find_repo, run_git
 
 from ._cap import CapPlan, exclude_pattern, plan_cap
+from ._incremental import StatCache, build_cache, file_identity, incremental_snapshot, settled
 
 __all__ = ["ATTRIBUTES", "CHECKPOINT_IDENTITY", "GitBackend", "store_path"]
 
@@ -96,6 +98,10 @@ class GitBackend:
         self.git_dir = store_path(self.workspace, data_dir)
         self.present: set[str] = set()
         self.memo = _Memo()
+        self.exclude_text = ""
+        self._cache: StatCache | None = None
+        #: the repository lookup's inputs when it was made, and whether they had settled
+        self._repo_seen: tuple[tuple[tuple[int, ...] | None, ...] | None, bool] = (None, False)
         self._init_store()
 
     @property
@@ -133,6 +139,7 @@ class GitBackend:
             with contextlib.suppress(OSError, UnicodeDecodeError):
                 user = (self.user_repo.git_dir / "info" / "exclude").read_text(encoding="utf-8")
                 lines.extend(user.splitlines())
+        self.exclude_text = "\n".join(lines) + "\n"
         lines.extend(p for p in (exclude_pattern(rel) for rel in skip) if p)
         self._write_if_changed(self.git_dir / "info" / "exclude", "\n".join(lines) + "\n")
         self._write_if_changed(self.git_dir / "info" / "attributes", ATTRIBUTES)
@@ -199,25 +206,23 @@ class GitBackend:
 
         The copy keeps the file's mtime: git compares entry mtimes with it to spot "racily
         clean" entries, and a fresh mtime would make a same-size edit within the same second
-        look unchanged.
+        look unchanged. The file lives in the store (``tandem-index-<hex>``), so keeping it
+        is a rename; it is removed on exit unless :meth:`save_cache` kept it.
         """
-        tmp_dir = Path(tempfile.mkdtemp(prefix="tandem-index-"))
-        index = tmp_dir / "index"
+        index = self.git_dir / f"tandem-index-{uuid.uuid4().hex}"
         try:
             if seed:
                 with contextlib.suppress(FileNotFoundError):
                     shutil.copy2(self.git_dir / "index", index)
             yield index
         finally:
-            shutil.rmtree(tmp_dir, ignore_errors=True)
+            index.unlink(missing_ok=True)
+            Path(f"{index}.lock").unlink(missing_ok=True)
 
     def save_cache(self, index: Path) -> None:
-        """Keep ``index`` as the store's stat cache."""
-        if not index.exists():
-            return
-        tmp = self.git_dir / "index.tandem-tmp"
-        shutil.copy2(index, tmp)
-        os.replace(tmp, self.git_dir / "index")
+        """Keep ``index`` (a :meth:`temp_index` file) as the store's stat cache (moved)."""
+        if index.exists():
+            os.replace(index, self.git_dir / "index")
 
     def snapshot_tree(
         self, extra: Sequence[str] = (), cap_bytes: int | None = None
@@ -235,6 +240,14 @@ class GitBackend:
         Returns:
             ``(tree object name in the store, the cap plan)``.
         """
+        started_ns = time.time_ns()
+        cache, self._cache = self._cache, None
+        if cache is not None and not extra:
+            self.refresh_rules()
+            done = incremental_snapshot(self, cache, 1 << 62 if cap_bytes is None else cap_bytes)
+            if done is not None:
+                tree, plan, self._cache = done
+                return tree, plan
         untracked = self.untracked()
         known = set(untracked) | (self.user_tracked() if extra else set())
         extra_files = [p for p in dict.fromkeys(extra) if p not in known]
@@ -245,7 +258,7 @@ class GitBackend:
         )
         skip = [rel for rel, _ in plan.skipped]
         self.refresh_rules(skip)
-        keep = self._tracked_ignored()
+        keep = self.tracked_ignored_files()
         keep |= {rel for rel, _ in plan.included if rel in set(extra_files)}
         with self.temp_index(seed=True) as index:
             seeded = index.exists()
@@ -273,9 +286,14 @@ class GitBackend:
             if keep:
                 self._pathspec_run(["add", "-f"], sorted(keep), index)
             tree = self.run("write-tree", index=index)
+            fresh = build_cache(self, index, plan, keep, started_ns)
             self.save_cache(index)
         if skip:
             self.refresh_rules()
+        if fresh is not None:
+            fresh.exclude_text = self.exclude_text
+            fresh.index_identity = file_identity(os.fspath(self.git_dir / "index"))
+            self._cache = fresh
         return tree, plan
 
     def _no_user_index(self) -> bool:
@@ -296,8 +314,32 @@ class GitBackend:
         return {p for p in out.split("\0") if p}
 
     def refresh_repo(self) -> None:
-        """Look the user's repository up again (``.git`` may have been removed or recreated)."""
+        """Look the user's repository up again (``.git`` may have been removed or recreated).
+
+        The lookup (two git processes) is skipped while what it depends on provably did not
+        change: ``<workspace>/.git``, the git dir it names and that git dir's ``config``
+        have the identity (inode, size, mode, mtime, ctime) they had at the last lookup,
+        and none of them had been touched within a second of it (see
+        :data:`._incremental.RACY_NS`).
+        """
+        now = time.time_ns()
+        seen = self._repo_identity()
+        if seen is not None and seen == self._repo_seen[0] and self._repo_seen[1]:
+            return
         self.user_repo = find_repo(self.workspace)
+        after = self._repo_identity()
+        steady = after is not None and all(settled(ident, now) for ident in after)
+        self._repo_seen = (after if after == seen else None, steady)
+
+    def _repo_identity(self) -> tuple[tuple[int, ...] | None, ...] | None:
+        dotgit = os.fspath(self.workspace / ".git")
+        idents = [file_identity(dotgit)]
+        if self.user_repo is not None:
+            git_dir = os.fspath(self.user_repo.git_dir)
+            idents += [file_identity(git_dir), file_identity(os.path.join(git_dir, "config"))]
+            if idents[1] is None:
+                return None
+        return tuple(idents)
 
     def untracked(self) -> list[str]:
         """Files git would call untracked (not in the user's index, not ignored).
@@ -315,19 +357,28 @@ class GitBackend:
                 git_dir=self.user_repo.git_dir,
                 work_tree=self.workspace,
             ).text
-        tandem = [".tandem/"]
-        with contextlib.suppress(ValueError):
-            tandem.append(self.git_dir.parent.relative_to(self.workspace).as_posix() + "/")
-        prefixes = tuple(tandem)
+        prefixes = self.tandem_prefixes()
         return [
             p for p in out.split("\0") if p and not p.endswith("/") and not p.startswith(prefixes)
         ]  # "sub/": a nested repository, which ``git add`` records as a gitlink
+
+    def tandem_prefixes(self) -> tuple[str, ...]:
+        """Relative folder prefixes (``"x/"``) of Tandem's own files inside the workspace."""
+        tandem = [".tandem/"]
+        with contextlib.suppress(ValueError):
+            tandem.append(self.git_dir.parent.relative_to(self.workspace).as_posix() + "/")
+        return tuple(tandem)
+
+    def paths_stdin(self, cmd: list[str], paths: list[str], index: Path) -> None:
+        """``git <cmd> -z --stdin`` with ``paths`` (NUL-terminated) on stdin, on ``index``."""
+        payload = "".join(p + "\0" for p in paths).encode("utf-8", "surrogateescape")
+        self.run(*cmd, "-z", "--stdin", index=index, stdin=payload)
 
     def _pathspec_run(self, cmd: list[str], paths: list[str], index: Path) -> None:
         payload = "\0".join(paths).encode("utf-8", "surrogateescape")
         self.run(*cmd, "--pathspec-from-file=-", "--pathspec-file-nul", index=index, stdin=payload)
 
-    def _tracked_ignored(self) -> set[str]:
+    def tracked_ignored_files(self) -> set[str]:
         """User-tracked paths matching ignore rules that exist as files inside the workspace."""
         if self.user_repo is None or self._no_user_index():
             return set()

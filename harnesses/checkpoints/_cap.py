@@ -23,6 +23,7 @@ __all__ = [
     "human_bytes",
     "parse_clean_output",
     "plan_cap",
+    "plan_sizes",
 ]
 
 DEFAULT_CAP_BYTES = 100 * 1024 * 1024
@@ -127,6 +128,20 @@ def plan_cap(workspace: Path, candidates: Iterable[str], cap_bytes: int) -> CapP
             sized.append((lstat(base + rel).st_size, rel))
         except OSError:
             continue
+    return plan_sizes(sized, cap_bytes)
+
+
+def plan_sizes(sized: list[tuple[int, str]], cap_bytes: int) -> CapPlan:
+    """:func:`plan_cap` for candidates whose sizes are known.
+
+    Args:
+        sized: ``(size in bytes, relative path)`` per candidate, paths unique (sorted in
+            place when they do not all fit).
+        cap_bytes: the cap in bytes.
+
+    Returns:
+        The :class:`CapPlan`: smallest first while the total stays within the cap.
+    """
     if sum(size for size, _ in sized) <= cap_bytes:  # all fit: no need to order by size
         everything = sorted((rel, size) for size, rel in sized)
         return CapPlan(tuple(everything), (), cap_bytes)

@@ -476,7 +476,7 @@ class CheckpointStore:
                 g.present.add(index_commit)
             parents.append(index_commit)
             parts.update({"index": "parent:1", "refs": "meta", "stash": "meta"})
-        extra_held = sorted({rel for rel, _ in plan.included} & set(targets))
+        extra_held = sorted({rel for rel, _ in plan.included} & set(targets)) if targets else []
         meta = {
             "schema": SCHEMA,
             "id": cid,

@@ -34,7 +34,9 @@ _VOLATILE: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     (re.compile(r"\b1[5-9]\d{8}(?:\.\d+)?\b"), "<epoch>"),
     (re.compile(r"(?i)\b(pid|process)([\s:=#]*)\d+"), r"\1\2<pid>"),
-    (re.compile(r"(?:/private)?(?:/var)?/tmp/[^\s'\"`:,;()\[\]{}<>]+"), "<tmp>"),
+    # path characters only: a greedy "anything but a delimiter" also swallowed what follows
+    # a path (`/tmp/p/out=FAIL` vs `=PASS` compared equal; red team)
+    (re.compile(r"(?:/private)?(?:/var)?/tmp/[\w.\-/+@%~]+"), "<tmp>"),
     (re.compile(r"\b0x[0-9a-fA-F]{6,16}\b"), "<address>"),
 )
 

@@ -116,10 +116,15 @@ def prepare_checkout(
             repository folder (``manifest["repo"]``) when it still has it.
 
     Raises:
-        RecordingError: no repository with the commit, the recording was not made in Git,
-            its patch was dropped (over the cap), or the patch does not apply.
+        RecordingError: ``dest`` is a folder that is not empty, no repository with the
+            commit, the recording was not made in Git, its patch was dropped (over the
+            cap), or the patch does not apply.
     """
     target = Path(dest)
+    # red team: a manifest "repo" of `/x/..` made the replay's checkout the parent of its
+    # work folder (git init, checkout and patch there); only a new or empty folder is used
+    if target.is_symlink() or (target.exists() and (not target.is_dir() or any(target.iterdir()))):
+        raise RecordingError(f"the replay checkout {target} must be a new or empty folder")
     if not manifest.get("git"):
         raise RecordingError(
             "the session was recorded in a folder outside Git: replay it in a copy of that "

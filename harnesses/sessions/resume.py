@@ -12,7 +12,14 @@ from core.tools.shell_patch import detect_shell_patches
 
 from .journal import JournalError, SessionJournal
 
-__all__ = ["MODE_EVENT", "UNUSED_KINDS", "discard_if_unused", "journaled_mode", "rejudge_waiting"]
+__all__ = [
+    "MODE_EVENT",
+    "UNUSED_KINDS",
+    "discard_if_unused",
+    "forget_approvals",
+    "journaled_mode",
+    "rejudge_waiting",
+]
 
 MODE_EVENT = "mode"
 """Journal kind of a session's approval mode: ``{"mode": "read-only" | "ask" | "auto" |
@@ -71,6 +78,45 @@ def rejudge_waiting(workspace: Any, items: Iterable[Any]) -> None:
             continue
         decision = workspace.decide_commands(commands)
         workspace.decisions[call_id] = PendingDecision(call_id, "command", decision, commands)
+
+
+def forget_approvals(state: Any) -> None:
+    """Drop every approval a saved run state carries, so only the user's answers on this
+    resume let a call run (red team: a sticky ``approved: true`` record in an edited journal
+    made a waiting call run although the resume rejected it, since a sticky approval wins
+    over a per-call rejection in ``RunContextWrapper.is_tool_approved``).
+
+    Rejections are kept (they only stop calls). Approvals "for this run" of MCP tools are
+    asked again after a reopen. The approvals of nested runs (agents as tools) are dropped
+    too.
+
+    Args:
+        state: a :class:`core.run_state.RunState` rebuilt from the journal (changed in
+            place).
+    """
+    for record in state.context._approvals.values():
+        record.approved = []
+    for nested in state.context._nested_runs.values():
+        if isinstance(nested, dict):
+            _forget_json_approvals(nested)
+        elif hasattr(nested, "context"):
+            forget_approvals(nested)
+
+
+def _forget_json_approvals(state_json: dict[str, Any]) -> None:
+    context = state_json.get("context")
+    if not isinstance(context, dict):
+        return
+    approvals = context.get("approvals")
+    if isinstance(approvals, dict):
+        for record in approvals.values():
+            if isinstance(record, dict):
+                record["approved"] = []
+    nested_runs = context.get("nested_runs")
+    if isinstance(nested_runs, dict):
+        for nested in nested_runs.values():
+            if isinstance(nested, dict):
+                _forget_json_approvals(nested)
 
 
 def discard_if_unused(journal: SessionJournal, session_id: str) -> bool:

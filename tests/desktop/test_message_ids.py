@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +46,7 @@ def test_the_final_answer_is_shown_once(
     shown: dict[str, Any] = {}
 
     async def scenario() -> None:
-        client = openai.AsyncOpenAI(
-            base_url=responses_server.base_url, api_key="k", max_retries=0
-        )
+        client = openai.AsyncOpenAI(base_url=responses_server.base_url, api_key="k", max_retries=0)
         workspace = Workspace(repo, mode="ask", data_dir=tmp_path / "data")
         controller = Controller(
             workspace,
@@ -70,6 +69,9 @@ def test_the_final_answer_is_shown_once(
             e for e in window.conversation.entries() if isinstance(e, _AssistantMessage)
         ]
         shown["deltas"], shown["done"] = set(deltas), done
+        if os.environ.get("TANDEM_SCREENSHOT_DIR"):  # scripts: look at it
+            name = f"message-{'with' if with_id else 'without'}-id.png"
+            window.grab().save(os.path.join(os.environ["TANDEM_SCREENSHOT_DIR"], name))
         await controller.shutdown()
         await client.close()
         window.close()

@@ -25,11 +25,8 @@ def test_a_refused_connection_is_shown_without_a_traceback_on_stderr(tmp_path: P
     assert "NOTICE error Cannot reach http://127.0.0.1:" in done.stdout
     assert "connection refused" in done.stdout
     assert "BANNER True" in done.stdout
-    # ...and stderr carries no traceback, no "run failed" (Qt's own platform notes aside)
-    ours = [
-        line
-        for line in done.stderr.splitlines()
-        if line.strip() and "propagateSizeHints" not in line
-    ]
+    # ...and stderr carries no traceback and none of the error's text (Qt's platform notes
+    # such as "does not support propagateSizeHints()" may be there; they are not ours)
     assert "Traceback" not in done.stderr
-    assert ours == []
+    for ours in ("run failed", "Cannot reach", "ModelProviderError", "ConnectError"):
+        assert ours not in done.stderr

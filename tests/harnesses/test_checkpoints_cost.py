@@ -202,3 +202,114 @@ async def test_a_next_checkpoint_starts_few_git_processes(tmp_path: Path) -> Non
     listings = after["listings"] - before["listings"]
     assert runs <= 12, runs
     assert listings <= 1, listings
+
+
+@pytest.fixture
+def _settled_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Treat rule and config files as settled at once (no waiting out the 1 s racy window);
+    git's own racy-git rules for file contents are untouched."""
+    from harnesses.checkpoints import _incremental
+    from harnesses.vcs import runner
+
+    monkeypatch.setattr(_incremental, "RACY_NS", -(10**12))
+    monkeypatch.setattr(runner, "_RACY_NS", -(10**12))
+
+
+def _runs() -> int:
+    from harnesses.vcs import door_counters
+
+    return door_counters()["runs"]
+
+
+@pytest.mark.usefixtures("_settled_rules")
+async def test_the_changed_only_cap_scan_skips_a_grown_file_and_takes_back_a_shrunk_one(
+    tmp_path: Path,
+) -> None:
+    """A next checkpoint sizes only what changed: a file growing past the cap between two
+    checkpoints is left out and reported; shrinking under it again, it is captured again."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _user_git(ws, "init", "-q")
+    for n in range(20):
+        (ws / f"u{n}.txt").write_text(f"untracked {n}\n")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None, cap_bytes=1000)
+    await store.create("first")
+    await store.create("second")  # from here on: the kept stat cache
+    (ws / "u5.txt").write_bytes(b"x" * 5000)
+    before = _runs()
+    grown = await store.create("grown")
+    assert _runs() - before <= 9  # the incremental path (the full one runs 12 or more)
+    assert grown.skipped == (("u5.txt", 5000),)
+    tree = _store_git(store, "ls-tree", "-r", "--name-only", grown.commit).split("\n")
+    assert "u5.txt" not in tree and "u4.txt" in tree
+    (ws / "u6.txt").write_text("changed beside it\n")
+    still = await store.create("still big")
+    assert still.skipped == (("u5.txt", 5000),)
+    assert _store_git(store, "cat-file", "blob", f"{still.commit}:u6.txt") == "changed beside it"
+    (ws / "u5.txt").write_text("small again\n")
+    shrunk = await store.create("shrunk")
+    assert shrunk.skipped == ()
+    assert _store_git(store, "cat-file", "blob", f"{shrunk.commit}:u5.txt") == "small again"
+    assert await store.diff(shrunk) == ""
+
+
+@pytest.mark.usefixtures("_settled_rules")
+async def test_racy_edits_are_captured_on_the_incremental_path(tmp_path: Path) -> None:
+    """Same-size rewrites within the same mtime tick, deletions, a file replaced by a folder
+    and a new nested file: each next checkpoint (kept stat cache, no full walk of sizes)
+    equals the working tree."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _user_git(ws, "init", "-q")
+    for n in range(30):
+        (ws / f"u{n}.txt").write_text(f"untracked {n}\n")
+    (ws / "d").mkdir()
+    (ws / "d" / "a.txt").write_text("aaaa\n")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    await store.create("first")
+    await store.create("second")
+    for text in ("bbbb\n", "cccc\n", "dddd\n"):
+        (ws / "d" / "a.txt").write_text(text)  # same size, most often the same mtime tick
+        before = _runs()
+        checkpoint = await store.create(text)
+        assert _runs() - before <= 9
+        assert _store_git(store, "cat-file", "blob", f"{checkpoint.commit}:d/a.txt") == text.strip()
+        assert await store.diff(checkpoint) == ""
+    (ws / "u1.txt").unlink()
+    (ws / "u2.txt").unlink()
+    (ws / "u2.txt").mkdir()
+    (ws / "u2.txt" / "inner").write_text("inside\n")
+    os.symlink("u3.txt", ws / "link")
+    changed = await store.create("shapes")
+    tree = _store_git(store, "ls-tree", "-r", "--name-only", changed.commit).split("\n")
+    assert "u1.txt" not in tree and "u2.txt/inner" in tree and "link" in tree
+    assert set(changed.files_touched) == {"u1.txt", "u2.txt", "u2.txt/inner", "link"}
+    assert await store.diff(changed) == ""
+
+
+@pytest.mark.usefixtures("_settled_rules")
+async def test_a_new_ignore_rule_is_applied_on_the_next_checkpoint(tmp_path: Path) -> None:
+    """The kept index trusts its ignored entries only while the rule files are unchanged: a
+    new ``.gitignore`` (and an edited one) takes the full path, like a fresh ``add -A``."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _user_git(ws, "init", "-q")
+    (ws / "sub").mkdir()
+    for name in ("keep.txt", "build.log", "sub/deep.log", "sub/x.tmp"):
+        (ws / name).write_text(f"{name}\n")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    await store.create("first")
+    await store.create("second")
+    (ws / ".gitignore").write_text("*.log\n")
+    first = await store.create("root rule")
+    tree = _store_git(store, "ls-tree", "-r", "--name-only", first.commit).split("\n")
+    assert "build.log" not in tree and "sub/deep.log" not in tree and "sub/x.tmp" in tree
+    await store.create("settle")
+    (ws / "sub" / ".gitignore").write_text("*.tmp\n")
+    second = await store.create("sub rule")
+    tree = _store_git(store, "ls-tree", "-r", "--name-only", second.commit).split("\n")
+    assert "sub/x.tmp" not in tree and "keep.txt" in tree
+    (ws / ".gitignore").write_text("*.txt\n")  # edited: build.log is back, keep.txt goes
+    third = await store.create("edited rule")
+    tree = _store_git(store, "ls-tree", "-r", "--name-only", third.commit).split("\n")
+    assert "keep.txt" not in tree and "build.log" in tree

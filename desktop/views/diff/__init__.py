@@ -1,6 +1,7 @@
 """The diff review view, split by concern (issue 15, Build item 1).
 
 * :mod:`.model`: files, hunks, lines, decisions and display rows (no Qt);
+* :mod:`.lines`: a hunk's lines, stored compactly, read as ``DiffLine`` values (no Qt);
 * :mod:`.build`: building hunks with git's line diff, whole or in chunks (no Qt);
 * :mod:`.stream`: builds on worker threads, delivered in time-bounded slices;
 * :mod:`.rows`: the virtual row model; :mod:`.painter` / :mod:`.files`: the painters;

@@ -32,7 +32,7 @@ class DiffViewActions:
     def edit_current(self) -> None:
         """Open the inline editor on the proposed side of the current hunk."""
         hunk = self.current_hunk()
-        if self._read_only or hunk is None or self._path is None:
+        if self._locked() or hunk is None or self._path is None:
             return
         self._close_panels()
         decision = self._review.get(self._path, hunk.id)
@@ -51,7 +51,7 @@ class DiffViewActions:
     def comment_current(self) -> None:
         """Open the inline comment field on the current hunk."""
         hunk = self.current_hunk()
-        if self._read_only or hunk is None or self._path is None:
+        if self._locked() or hunk is None or self._path is None:
             return
         self._close_panels()
         self._commenting = self._current
@@ -66,7 +66,7 @@ class DiffViewActions:
         """Emit ``applyRequested`` for the shown file (nothing in read-only mode or without a
         proposal)."""
         file = self.current_file()
-        if self._read_only or file is None or file.proposal_id is None:
+        if self._locked() or file is None or file.proposal_id is None:
             return
         if self._stream.building(file.path):  # every hunk must be there to be decided
             return
@@ -92,7 +92,7 @@ class DiffViewActions:
 
     def _decide(self, index: int, verdict: Verdict) -> None:
         file = self.current_file()
-        if self._read_only or file is None or not 0 <= index < len(file.hunks):
+        if self._locked() or file is None or not 0 <= index < len(file.hunks):
             return
         hunk_id = file.hunks[index].id
         decision = self._review.set_verdict(file.path, hunk_id, verdict)
@@ -101,7 +101,7 @@ class DiffViewActions:
         self.decisionChanged.emit(file.path, hunk_id, decision)
 
     def _decide_and_advance(self, verdict: Verdict) -> None:
-        if self._read_only or self._current < 0:
+        if self._locked() or self._current < 0:
             return
         self._decide(self._current, verdict)
         if self._current < len(self._headers) - 1:

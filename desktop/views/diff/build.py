@@ -19,10 +19,9 @@ from harnesses.editor.hunks import grouped_opcodes
 from .model import (
     DEFAULT_CONTEXT,
     DiffHunk,
-    DiffLine,
     FileDiff,
     FileStatus,
-    LineKind,
+    HunkLines,
     split_lines,
 )
 
@@ -46,7 +45,8 @@ CHUNK_HUNKS = 100
 # Section headings shown after "@@ ... @@", as git's default and python diff drivers find them.
 _SECTION_DEFAULT = re.compile(r"^[A-Za-z_$]")
 _SECTION_PYTHON = re.compile(r"^[ \t]*((class|(async[ \t]+)?def)[ \t])")
-_KINDS: dict[str, LineKind] = {" ": "context", "-": "delete", "+": "add"}
+_KIND_CHARS = {"-": "-", "+": "+"}  # a display line's prefix; any other is context (" ")
+_CHAR_OF_KIND = {"delete": "-", "add": "+"}
 
 
 class EditorHunk(Protocol):
@@ -121,23 +121,23 @@ def _diffed_hunks(path: str, a: list[str], b: list[str], context: int) -> Iterat
     for number, group in enumerate(grouped_opcodes(a, b, context), start=1):
         i1, j1 = group[0][1], group[0][3]
         i2, j2 = group[-1][2], group[-1][4]
-        lines: list[DiffLine] = []
+        kinds: list[str] = []
+        texts: list[str] = []
         for tag, gi1, gi2, gj1, gj2 in group:
             if tag == "equal":
-                lines.extend(
-                    DiffLine("context", gi1 + k + 1, gj1 + k + 1, _strip_eol(a[gi1 + k]))
-                    for k in range(gi2 - gi1)
-                )
+                kinds.append(" " * (gi2 - gi1))
+                texts.extend(_strip_eol(line) for line in a[gi1:gi2])
                 continue
-            lines.extend(DiffLine("delete", i + 1, None, _strip_eol(a[i])) for i in range(gi1, gi2))
-            lines.extend(DiffLine("add", None, j + 1, _strip_eol(b[j])) for j in range(gj1, gj2))
+            kinds.append("-" * (gi2 - gi1) + "+" * (gj2 - gj1))
+            texts.extend(_strip_eol(line) for line in a[gi1:gi2])
+            texts.extend(_strip_eol(line) for line in b[gj1:gj2])
         yield DiffHunk(
             id=number,
             old_start=i1 + 1 if i2 > i1 else i1,
             old_lines=i2 - i1,
             new_start=j1 + 1 if j2 > j1 else j1,
             new_lines=j2 - j1,
-            lines=lines,
+            lines=HunkLines("".join(kinds), texts, i1 + 1, j1 + 1),
             old_text="".join(a[i1:i2]),
             new_text="".join(b[j1:j2]),
             section=_section(sections, i1),
@@ -149,18 +149,8 @@ def _converted_hunks(path: str, a: list[str], hunks: Sequence[EditorHunk]) -> It
     for hunk in hunks:
         old_no = hunk.old_start if hunk.old_lines else hunk.old_start + 1
         new_no = hunk.new_start if hunk.new_lines else hunk.new_start + 1
-        lines: list[DiffLine] = []
-        for display in hunk.lines:
-            kind = _KINDS.get(display[:1], "context")
-            if kind == "context":
-                lines.append(DiffLine(kind, old_no, new_no, display[1:]))
-                old_no, new_no = old_no + 1, new_no + 1
-            elif kind == "delete":
-                lines.append(DiffLine(kind, old_no, None, display[1:]))
-                old_no += 1
-            else:
-                lines.append(DiffLine(kind, None, new_no, display[1:]))
-                new_no += 1
+        kinds = "".join([_KIND_CHARS.get(display[:1], " ") for display in hunk.lines])
+        lines = HunkLines(kinds, [display[1:] for display in hunk.lines], old_no, new_no)
         first_old = hunk.old_start - 1 if hunk.old_lines else hunk.old_start
         yield DiffHunk(
             id=hunk.id,
@@ -261,25 +251,28 @@ def hunk_layout(hunk: DiffHunk) -> HunkLayout:
     Side by side, a run of deleted lines and the run of added lines after it share
     ``max(deleted, added)`` rows (:func:`~desktop.views.diff.model.pair_lines`).
     """
+    lines = hunk.lines
+    if isinstance(lines, HunkLines):  # from the kind characters: no line values made
+        kinds = lines.kinds
+        longest = max(map(len, lines.texts()), default=0)
+    else:
+        kinds = "".join(_CHAR_OF_KIND.get(line.kind, " ") for line in lines)
+        longest = max((len(line.text) for line in lines), default=0)
     split = 1
     deleted = added = 0
-    longest = total_added = total_removed = 0
-    for line in hunk.lines:
-        longest = max(longest, len(line.text))
-        if line.kind == "context":
+    for char in kinds:
+        if char == " ":
             split += max(deleted, added) + 1
             deleted = added = 0
-        elif line.kind == "delete":
+        elif char == "-":
             if added:
                 split += max(deleted, added)
                 deleted = added = 0
             deleted += 1
-            total_removed += 1
         else:
             added += 1
-            total_added += 1
     split += max(deleted, added)
-    return HunkLayout(split, 1 + len(hunk.lines), longest, total_added, total_removed)
+    return HunkLayout(split, 1 + len(kinds), longest, kinds.count("+"), kinds.count("-"))
 
 
 def side_lines(file: FileDiff, side: str) -> list[str]:

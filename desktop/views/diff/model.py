@@ -12,9 +12,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import zip_longest
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from harnesses.editor.hunks import split_lines as _split_lines
+
+from .lines import DiffLine, HunkLines, LineKind
 
 __all__ = [
     "DEFAULT_CONTEXT",
@@ -24,6 +26,7 @@ __all__ = [
     "FileDiff",
     "FileStatus",
     "HunkDecision",
+    "HunkLines",
     "LineKind",
     "ReviewState",
     "Verdict",
@@ -39,27 +42,7 @@ __all__ = [
 DEFAULT_CONTEXT = 3
 """Unchanged lines kept around each change (lines), as in ``diff -u``."""
 
-LineKind = Literal["context", "add", "delete"]
 FileStatus = Literal["created", "modified", "deleted", "unchanged"]
-
-
-class DiffLine(NamedTuple):
-    """One displayed line of a hunk (immutable).
-
-    A named tuple rather than a frozen dataclass: a 50,000-line diff makes tens of thousands
-    of them on a worker thread, and a named tuple is built in half the time (issue 15).
-
-    Attributes:
-        kind: ``"context"`` (both sides), ``"add"`` (new side only), ``"delete"`` (old only).
-        old_no: 1-based line number in the old text, ``None`` for added lines.
-        new_no: 1-based line number in the new text, ``None`` for deleted lines.
-        text: the line without its terminator.
-    """
-
-    kind: LineKind
-    old_no: int | None
-    new_no: int | None
-    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +58,8 @@ class DiffHunk:
         old_lines: old lines covered (context + deleted).
         new_start: first new line covered.
         new_lines: new lines covered (context + added).
-        lines: the displayed lines in order.
+        lines: the displayed lines in order: a :class:`~desktop.views.diff.lines.HunkLines`
+            for built hunks (compact: no object per line), or any sequence of lines.
         old_text: the exact old text covered, line terminators included.
         new_text: the exact proposed text covered, line terminators included.
         section: the heading (nearest ``def``/``class``/top-level line above), or ``""``.
@@ -86,7 +70,7 @@ class DiffHunk:
     old_lines: int
     new_start: int
     new_lines: int
-    lines: list[DiffLine]
+    lines: Sequence[DiffLine]
     old_text: str = ""
     new_text: str = ""
     section: str = ""
@@ -99,11 +83,15 @@ class DiffHunk:
     @property
     def added(self) -> int:
         """Number of added lines."""
+        if isinstance(self.lines, HunkLines):
+            return self.lines.added
         return sum(1 for line in self.lines if line.kind == "add")
 
     @property
     def removed(self) -> int:
         """Number of deleted lines."""
+        if isinstance(self.lines, HunkLines):
+            return self.lines.removed
         return sum(1 for line in self.lines if line.kind == "delete")
 
 
@@ -421,7 +409,8 @@ def build_rows(hunks: Sequence[DiffHunk], *, unified: bool) -> tuple[list[DiffRo
     for index, hunk in enumerate(hunks):
         headers.append(len(rows))
         rows.append(DiffRow(index, header=True))
-        pairs = pair_lines(hunk.lines)
+        lines = list(hunk.lines)  # one set of line values: partners are found by identity
+        pairs = pair_lines(lines)
         if not unified:
             rows.extend(DiffRow(index, left=old, right=new) for old, new in pairs)
             continue
@@ -430,7 +419,7 @@ def build_rows(hunks: Sequence[DiffHunk], *, unified: bool) -> tuple[list[DiffRo
             if old is not None and new is not None and old is not new:
                 partner[id(old)] = new
                 partner[id(new)] = old
-        for line in hunk.lines:
+        for line in lines:
             if line.kind == "context":
                 rows.append(DiffRow(index, left=line, right=line))
             elif line.kind == "delete":

@@ -74,6 +74,8 @@ class RowPainter(QStyledItemDelegate):
         self.x_offset = 0
         self.unified = False
         self.read_only = False
+        #: issue 16: the shown file was applied; headers say which hunks landed
+        self.applied = False
         self.current = -1
         self.hunks: list[DiffHunk] = []
         self.old_syntax = SyntaxLines(None, [])
@@ -177,6 +179,15 @@ class RowPainter(QStyledItemDelegate):
         text_right = (buttons[-1][1].left() if buttons else rect.right()) - 12
         decision = self.decision(hunk_index)
         badges: list[tuple[str, QColor]] = []
+        if decision is not None and self.applied:
+            landed = decision.accepted
+            badges.append(
+                ("\u2713 applied", QCOLOURS["add_sign"])
+                if landed
+                else ("not applied", QCOLOURS["muted"])
+            )
+            if landed and decision.edited_text is not None:
+                badges.append(("edited", QCOLOURS["accent"]))
         if decision is not None and not self.read_only:
             if decision.edited_text is not None:
                 badges.append(("edited", QCOLOURS["accent"]))

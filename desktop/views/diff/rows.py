@@ -57,9 +57,13 @@ class RowsModel(QAbstractListModel):
         *,
         unified: bool | None = None,
     ) -> None:
-        """Show ``hunks`` (their layouts computed when not given); resets the model."""
+        """Show ``hunks`` (their layouts computed when not given); resets the model.
+
+        The :attr:`hunks` list is refilled in place: whoever holds it (the row painter) sees
+        the new hunks, and keeps no closed diff alive.
+        """
         self.beginResetModel()
-        self.hunks = list(hunks)
+        self.hunks[:] = list(hunks)
         self._layouts = list(layouts) if layouts is not None else [hunk_layout(h) for h in hunks]
         if unified is not None:
             self.unified = unified

@@ -12,6 +12,7 @@ from desktop.views.diff_highlight import SyntaxLines, lexer_for_path
 from resources import read_text
 
 from .actions import DiffViewActions
+from .applied import DiffViewApplied
 from .build import (
     EditorHunk,
     HunkLayout,
@@ -34,7 +35,9 @@ from .streaming import DiffViewStreaming
 __all__ = ["DiffView"]
 
 
-class DiffView(DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming, QWidget):
+class DiffView(
+    DiffViewApplied, DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming, QWidget
+):
     """Review file diffs hunk by hunk: a file list on the left, the diff on the right.
 
     The diff is shown side by side (old | new) or unified, with line numbers, red/green
@@ -99,6 +102,8 @@ class DiffView(DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming
         self._counts_cache: dict[str, tuple[int, int]] = {}
         self._pending: dict[str, dict[int, HunkDecision]] = {}  # restored before hunks came
         self._errors: dict[str, str] = {}
+        #: issue 16: files applied with *Apply reviewed*: path -> (added, removed) lines that landed
+        self._applied: dict[str, tuple[int, int]] = {}
         self._stream = DiffStream(self, self._on_stream)
         self._claiming = False
         self._delegate.decision = self._decision_at
@@ -139,6 +144,9 @@ class DiffView(DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming
             p: v for p, v in self._layouts.items() if previous.get(p) is self._files.get(p)
         }
         self._counts_cache.clear()
+        self._applied = {
+            p: v for p, v in self._applied.items() if previous.get(p) is self._files.get(p)
+        }
         self._review = ReviewState(files)
         for f in files:
             old = previous.get(f.path)
@@ -237,6 +245,10 @@ class DiffView(DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming
         self._stack.setCurrentIndex(0 if file.hunks else 1)
         self._empty.setText(self._empty_text(path))
         status = {"created": "  (new file)", "deleted": "  (deleted)"}.get(file.status, "")
+        if path in self._applied:
+            status += "  \u2713 applied"
+        self._delegate.read_only = self._locked()
+        self._delegate.applied = path in self._applied
         self._title.set_full_text(path + status)
         self._show_counts(file)
         self._refresh()
@@ -251,6 +263,8 @@ class DiffView(DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming
         file = self._files.get(path)
         if file is None:
             return 0, 0
+        if path in self._applied:  # what landed, not what was proposed
+            return self._applied[path]
         found = self._counts_cache.get(path)
         if found is not None:
             return found
@@ -374,7 +388,7 @@ class DiffView(DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming
     def set_read_only(self, read_only: bool) -> None:
         """Switch read-only mode (no accept/reject/edit/comment/apply) on or off."""
         self._read_only = read_only
-        self._delegate.read_only = read_only
+        self._delegate.read_only = self._locked()
         self._close_panels()
         self._apply_bar.setVisible(not read_only)
         self._list.viewport().update()
@@ -390,6 +404,8 @@ class DiffView(DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming
         self._empty.setText("No changes to review")
         self._title.set_full_text("")
         self._counts.setText("")
+        self._delegate.applied = False
+        self._delegate.read_only = self._read_only
         self._lex_timer.stop()
         self._refresh()
 
@@ -465,6 +481,9 @@ class DiffView(DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming
         total = len(file.hunks)
         if self._stream.building(file.path):
             return f"building… {total} hunk{'s' if total != 1 else ''}"
+        if file.path in self._applied:
+            landed = sum(d.accepted for d in self._review.decisions(file.path).values())
+            return f"\u2713 applied {landed} of {total}"
         if self._read_only or file.proposal_id is None:
             return f"{total} hunk{'s' if total != 1 else ''}"
         reviewed = self._review.reviewed(file.path)
@@ -478,7 +497,9 @@ class DiffView(DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming
         self._next_btn.setEnabled(0 <= self._current < total - 1)
         accepted, rejected = self._review.tally(self._path) if self._path else (0, 0)
         self._progress.setText(
-            f"{accepted + rejected}/{total} reviewed · ✓ {accepted} · ✗ {rejected}"
+            f"Applied {accepted} of {total} hunks · ✗ {total - accepted} not applied"
+            if self._path in self._applied
+            else f"{accepted + rejected}/{total} reviewed · ✓ {accepted} · ✗ {rejected}"
         )
         self._progress.setToolTip(
             f"{accepted + rejected} of {total} hunks reviewed: {accepted} accepted, "

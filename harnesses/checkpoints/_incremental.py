@@ -1,0 +1,309 @@
+"""A next checkpoint's snapshot from the kept stat cache: one walk, sizes only of what changed.
+
+The store's index (its stat cache, :meth:`GitBackend.save_cache`) says which files changed
+since the last snapshot: ``git ls-files --others --modified --deleted --exclude-standard``
+against a copy of it lists the new, changed and removed files, by git's own rules (a
+racily clean entry, one whose mtime is not older than the index file's, is compared by
+content; the copy keeps the index file's mtime). Only those are ``lstat``-ed for the size
+cap; the sizes of the others are the ones recorded last time (their stat data still
+matches, size included). ``git update-index --add --remove --replace --stdin`` then hashes
+only those paths (no second walk), and ``write-tree`` writes the tree.
+
+The shortcut holds only while its assumptions do, otherwise the caller takes the full path
+(:meth:`GitBackend.snapshot_tree`, which walks and sizes everything):
+
+* the store's index file is the one this process saved (same inode, size, mtime, ctime);
+* no ignored file is to be held besides the user's tracked-but-ignored ones (no ``extra``);
+* the ignore rules are unchanged: the store's ``info/exclude`` text, its ``config`` file and
+  every ``.gitignore`` in a folder holding an index entry have the identity they had
+  (``lstat``: inode, size, mode, mtime, ctime) and none had been touched within
+  :data:`RACY_NS` of that record (a rewrite in the same clock tick could keep every field).
+  Which index entries the rules match depends only on those files (git reads a folder's
+  ``.gitignore`` only for paths below it), so with them unchanged the ignored entries are
+  still exactly the held ones, and no ``ls-files --cached --ignored`` pass is needed.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harnesses.vcs import GitError
+
+from ._cap import CapPlan, plan_sizes
+
+if TYPE_CHECKING:
+    from ._backend import GitBackend
+
+__all__ = [
+    "RACY_NS",
+    "StatCache",
+    "build_cache",
+    "file_identity",
+    "incremental_snapshot",
+    "rules_identity",
+    "settled",
+]
+
+RACY_NS = 1_000_000_000
+"""A rule file changed less than this long (ns) before it was recorded is not trusted."""
+
+_GITLINK = "160000"
+
+
+def file_identity(path: str) -> tuple[int, ...] | None:
+    """``(device, inode, size, mode, mtime ns, ctime ns)`` of ``path`` (not followed), or
+    ``None`` when it does not exist; ``(-1,)`` when it cannot be read (never equal)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        return None
+    except OSError:
+        return (-1,)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def settled(ident: tuple[int, ...] | None, taken_ns: int) -> bool:
+    """Whether an identity recorded at ``taken_ns`` proves the file unchanged later: it
+    had not been touched within :data:`RACY_NS` before (``None``, no file, always does)."""
+    if ident is None:
+        return True
+    if len(ident) < 6:
+        return False
+    return max(ident[4], ident[5]) < taken_ns - RACY_NS
+
+
+def rules_identity(workspace: Path, dirs: Iterable[str]) -> dict[str, tuple[int, ...] | None]:
+    """``folder -> identity of its .gitignore`` (``""``: the top level), see
+    :func:`file_identity`."""
+    base = os.fspath(workspace)
+    return {d: file_identity(os.path.join(base, d, ".gitignore")) for d in dirs}
+
+
+def _parents(rel: str) -> list[str]:
+    out = [""]
+    head, sep, _tail = rel.rpartition("/")
+    while sep:
+        out.append(head)
+        head, sep, _tail = head.rpartition("/")
+    return out
+
+
+@dataclass(slots=True)
+class StatCache:
+    """What this process knows about the store's kept index (valid while it is unchanged).
+
+    Attributes:
+        index_identity: :func:`file_identity` of ``<store>/index`` when it was saved.
+        sizes: every non-gitlink entry of the index -> its size in bytes on disk.
+        gitlinks: the gitlink entries (nested repositories).
+        held_ignored: entries the ignore rules match (the user's tracked-but-ignored
+            files held, and ignored files held for a destructive command).
+        exclude_text: the store's ``info/exclude`` the rules were evaluated with.
+        config_identity: :func:`file_identity` of the store's ``config``.
+        dirs: every folder holding an entry (and their parents), ``""`` included.
+        rules: :func:`rules_identity` over ``dirs``.
+        rules_taken_ns: when ``rules`` was recorded (``time.time_ns()``).
+    """
+
+    index_identity: tuple[int, ...] | None
+    sizes: dict[str, int]
+    gitlinks: set[str]
+    held_ignored: frozenset[str]
+    exclude_text: str
+    config_identity: tuple[int, ...] | None
+    dirs: set[str] = field(default_factory=set)
+    rules: dict[str, tuple[int, ...] | None] = field(default_factory=dict)
+    rules_taken_ns: int = 0
+
+    def rules_trusted(self, workspace: Path, exclude_text: str, config: str) -> bool:
+        """Whether the ignore rules are provably the ones recorded (see the module doc)."""
+        if exclude_text != self.exclude_text:
+            return False
+        now_config = file_identity(config)
+        if now_config != self.config_identity or not settled(now_config, self.rules_taken_ns):
+            return False
+        taken = self.rules_taken_ns
+        if not all(settled(ident, taken) for ident in self.rules.values()):
+            return False
+        return rules_identity(workspace, self.rules) == self.rules
+
+    def record_rules(self, workspace: Path, taken_ns: int) -> None:
+        """Record the rule files' identities for :attr:`dirs` as of ``taken_ns``."""
+        self.rules = rules_identity(workspace, self.dirs)
+        self.rules_taken_ns = taken_ns
+
+
+def build_cache(
+    g: GitBackend, index: Path, plan: CapPlan, held: Iterable[str], started_ns: int
+) -> StatCache | None:
+    """The :class:`StatCache` of a freshly written snapshot index (the full path's end).
+
+    Args:
+        g: the backend; index: the snapshot's index file (before it is saved).
+        plan: the cap plan it was built with (its sizes are reused).
+        held: the ignored entries it holds.
+        started_ns: when the snapshot started (rule files touched since are not trusted).
+
+    Returns:
+        The cache, or ``None`` when the index cannot be listed.
+    """
+    try:
+        out = g.run("ls-files", "-z", "-s", index=index, strip=False)
+    except GitError:
+        return None
+    known = dict(plan.included)
+    base = os.fspath(g.workspace) + os.sep
+    sizes: dict[str, int] = {}
+    gitlinks: set[str] = set()
+    dirs: set[str] = {""}
+    for record in out.split("\0"):
+        if not record:
+            continue
+        header, _, rel = record.partition("\t")
+        dirs.update(_parents(rel))
+        if header.startswith(_GITLINK):
+            gitlinks.add(rel)
+            continue
+        size = known.get(rel)
+        if size is None:
+            try:
+                size = os.lstat(base + rel).st_size
+            except OSError:
+                size = 0
+        sizes[rel] = size
+    cache = StatCache(
+        index_identity=None,
+        sizes=sizes,
+        gitlinks=gitlinks,
+        held_ignored=frozenset(held),
+        exclude_text=g.exclude_text,
+        config_identity=file_identity(os.fspath(g.git_dir / "config")),
+        dirs=dirs,
+    )
+    cache.record_rules(g.workspace, started_ns)
+    return cache
+
+
+def incremental_snapshot(
+    g: GitBackend, cache: StatCache, cap_bytes: int
+) -> tuple[str, CapPlan, StatCache] | None:
+    """The snapshot tree from the kept index and what changed since (see the module doc).
+
+    Args:
+        g: the backend (rules already refreshed without skip patterns).
+        cache: what the last snapshot left.
+        cap_bytes: the size cap (bytes) on untracked files.
+
+    Returns:
+        ``(tree, plan, the new cache)``, or ``None`` when the shortcut does not apply or git
+        refused it (the caller then takes the full path).
+    """
+    ws = g.workspace
+    started_ns = time.time_ns()
+    if file_identity(os.fspath(g.git_dir / "index")) != cache.index_identity:
+        return None
+    if not cache.rules_trusted(ws, g.exclude_text, os.fspath(g.git_dir / "config")):
+        return None
+    tracked = g.user_tracked()
+    keep = g.tracked_ignored_files()
+    sizes = dict(cache.sizes)
+    gitlinks = set(cache.gitlinks)
+    dirs = set(cache.dirs)
+    base = os.fspath(ws) + os.sep
+    prefixes = g.tandem_prefixes()
+    with g.temp_index(seed=True) as index:
+        if not index.exists():
+            return None
+        try:
+            out = g.run(
+                "ls-files",
+                "-z",
+                "--others",
+                "--modified",
+                "--deleted",
+                "--exclude-standard",
+                index=index,
+                strip=False,
+            )
+        except GitError:
+            return None
+        update: list[str] = []
+        fresh: set[str] = set()
+        for listed in dict.fromkeys(out.split("\0")):
+            if not listed or listed.startswith(prefixes):
+                continue
+            rel = listed.rstrip("/")
+            update.append(rel)
+            try:
+                st = os.lstat(base + rel)
+            except OSError:  # removed (or its folder became a file)
+                sizes.pop(rel, None)
+                gitlinks.discard(rel)
+                continue
+            if stat.S_ISDIR(st.st_mode):  # a nested repository (gitlink), or a file
+                sizes.pop(rel, None)  # that became a folder (update-index drops it)
+                if listed.endswith("/") or rel in gitlinks:
+                    gitlinks.add(rel)
+                continue
+            gitlinks.discard(rel)
+            sizes[rel] = st.st_size
+            fresh.add(rel)
+        for rel in keep - cache.held_ignored:  # newly tracked-but-ignored: held from now on
+            if rel not in fresh:
+                try:
+                    sizes[rel] = os.lstat(base + rel).st_size
+                except OSError:
+                    continue
+                update.append(rel)
+        held = frozenset(keep)
+        drop = [rel for rel in cache.held_ignored - held if rel in sizes]
+        for rel in drop:  # held last time, no longer to be: out of the snapshot
+            sizes.pop(rel, None)
+        cand = (
+            {rel: size for rel, size in sizes.items() if rel not in tracked and rel not in held}
+            if tracked or held
+            else sizes
+        )
+        if sum(cand.values()) <= cap_bytes:  # all fit (the usual case): no sizes sorted
+            plan = CapPlan(tuple(cand.items()), (), cap_bytes)
+        else:
+            plan = plan_sizes([(size, rel) for rel, size in cand.items()], cap_bytes)
+        skip = {rel for rel, _ in plan.skipped}
+        drop += [rel for rel in skip if rel in cache.sizes]  # grew past the cap: dropped
+        gone = set(drop) | skip
+        update = [rel for rel in update if rel not in gone]
+        for rel in skip:
+            sizes.pop(rel, None)
+        for rel in update:
+            dirs.update(_parents(rel))
+        try:
+            if update:
+                g.paths_stdin(["update-index", "--add", "--remove", "--replace"], update, index)
+            if drop:
+                g.paths_stdin(["update-index", "--force-remove"], drop, index)
+            tree = g.run("write-tree", index=index)
+        except GitError:
+            return None
+        g.save_cache(index)
+    new = StatCache(
+        index_identity=file_identity(os.fspath(g.git_dir / "index")),
+        sizes=sizes,
+        gitlinks=gitlinks,
+        held_ignored=held,
+        exclude_text=cache.exclude_text,
+        config_identity=cache.config_identity,
+        dirs=dirs,
+        rules={**cache.rules, **rules_identity(ws, dirs - cache.dirs)},
+        rules_taken_ns=cache.rules_taken_ns,
+    )
+    if dirs != cache.dirs:
+        new.rules_taken_ns = min(cache.rules_taken_ns, started_ns)
+    return tree, plan, new
