@@ -50,11 +50,12 @@ def is_context_overflow(exc: BaseException) -> bool:
     if isinstance(exc, ContextWindowExceeded):
         return False
     cause = exc.__cause__
-    module = sys.modules.get("openai")  # not imported: no openai error (start-up, issue 15)
+    # not imported, or half-imported by the warm-up thread: no openai error (issue 15)
+    status_error = getattr(sys.modules.get("openai"), "APIStatusError", None)
     if (
-        module is not None
-        and isinstance(cause, module.APIStatusError)
-        and cause.code == "context_length_exceeded"
+        status_error is not None
+        and isinstance(cause, status_error)
+        and getattr(cause, "code", None) == "context_length_exceeded"
     ):
         return True
     if isinstance(exc, ModelProviderError) and exc.status_code not in (400, 413, None):

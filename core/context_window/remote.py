@@ -28,11 +28,13 @@ NOT_SUPPORTED = frozenset({400, 404, 405, 501})
 
 def remote_client(model: Any) -> openai.AsyncOpenAI | None:
     """The model's ``AsyncOpenAI`` client, or ``None`` for a model without one."""
-    module = sys.modules.get("openai")  # imported lazily (issue 15: the window's start-up)
-    if module is None:  # no AsyncOpenAI exists before ``openai`` is imported
-        return None
     client = getattr(model, "openai_client", None)
-    return client if isinstance(client, module.AsyncOpenAI) else None
+    if client is None:
+        return None
+    # ``openai`` is imported lazily (issue 15: the window's start-up) and may be half-imported
+    # by the start-up warm-up thread right now: no class yet means no client made from it.
+    async_openai = getattr(sys.modules.get("openai"), "AsyncOpenAI", None)
+    return client if async_openai is not None and isinstance(client, async_openai) else None
 
 
 def _body(request: ModelRequest, *, with_tools: bool) -> dict[str, Any]:

@@ -74,7 +74,8 @@ def test_batches_keep_hunk_order_decisions_and_counts(qtbot) -> None:
     view = _view(qtbot)
     diff = view.stream_file("e.py", old, new, proposal_id="p", hunks=proposal)
     qtbot.waitUntil(lambda: len(diff.hunks) > 0, timeout=60_000)
-    assert view.building("e.py")
+    # Usually the rest is still streaming here; on a fast turn the build may already be done
+    # (it once was in CI), and every check below holds either way.
     view.accept_current()  # hunk 1, decided while the rest streams in
     view.reject_current()  # hunk 2
     counted_midway = view.counts("e.py")

@@ -13,6 +13,7 @@ from desktop.views.diff.build import build_file_diff
 from desktop.views.diff.view import DiffView
 from harnesses.sessions import SessionJournal
 from tests.desktop import app_scenario
+from tests.desktop.shots import save_shot
 
 OLD = "".join(
     f"value_{n} = compute_something(alpha, beta, gamma, delta)  # {n}\n" for n in range(40)
@@ -53,6 +54,7 @@ def test_at_1440x900_the_diff_is_unified_and_readable(window, qtbot) -> None:
     assert columns >= 45, columns  # unified: the changed line's call fits
     rows = view.displayed_rows()
     assert any("compute_something_else" in (r.right.text if r.right else "") for r in rows)
+    save_shot(window, "tandem-diff-1440.png")  # scripts/screenshots.sh
 
 
 def test_wide_enough_goes_back_to_split_and_keeps_the_choice(qtbot) -> None:

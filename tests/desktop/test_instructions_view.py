@@ -4,6 +4,7 @@ in the request's instructions; a keyless localhost server needs no key in the wi
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from core.settings import Settings, save_settings, settings_dir
 from desktop.app import AppOptions, _Session
 from desktop.views.instructions_view import InstructionsButton
 from harnesses.instructions import load_instructions
+from tests.desktop.shots import save_shot
 
 _MESSAGE = [{"type": "message", "content": [{"type": "output_text", "text": "ok"}]}]
 
@@ -59,6 +61,12 @@ async def test_window_lists_files_and_request_carries_them(repo, tmp_path, qtbot
             "app/AGENTS.override.md",
         ]
         assert "replaces AGENTS.md" in button.lines[3]
+        if os.environ.get("TANDEM_SCREENSHOT_DIR"):  # scripts/screenshots.sh: the list open
+            window.resize(1440, 900)
+            window.show()
+            button.show_menu()
+            save_shot(window, "tandem-agents-md.png", screen=True)
+            button.menu.close()
 
         finished = asyncio.Event()
         session.controller.runningChanged.connect(lambda running: running or finished.set())

@@ -12,6 +12,7 @@ from core.models.errors import ModelErrorInfo, RetryNotice
 from core.settings import Settings, save_settings
 from desktop.app import AppOptions, _Session
 from desktop.views.retry_banner import RetryBanner
+from tests.desktop.shots import save_shot
 
 
 def _closed_port() -> int:
@@ -86,6 +87,8 @@ async def test_closed_port_in_the_window(tmp_path: Path, qtbot):
         text = banner.message.text()
         assert f"{url}/responses" in text and "connection refused" in text
         assert "stream" not in text
+        window.resize(1440, 900)
+        save_shot(window, "tandem-retry-banner.png")  # scripts/screenshots.sh
 
         window.retry_banner.settings_button.click()  # Open Settings
         assert window._settings_dialog is not None and window._settings_dialog.isVisible()

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from core.settings import Settings, load_settings, save_settings
 from desktop.app import AppOptions, _welcome
 from desktop.welcome import WelcomeChoice, WelcomeWindow, needs_welcome, risky_folder
+from tests.desktop.shots import save_shot
 
 
 @pytest.fixture
@@ -53,6 +54,7 @@ def test_window_lists_recent_folders_and_opens_one(home: Path, tmp_path: Path, q
     window.show()
     assert window.view.recent_folders() == [b, a]  # missing ones are left out
     assert str(b) in window.view.recent_buttons[0].text()  # the whole path is shown
+    save_shot(window, "tandem-welcome.png")  # scripts/screenshots.sh
     with qtbot.waitSignal(window.chosen) as blocker:
         qtbot.mouseClick(window.view.recent_buttons[1], Qt.MouseButton.LeftButton)
     assert blocker.args == [WelcomeChoice(folder=a)]

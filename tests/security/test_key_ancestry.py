@@ -374,7 +374,8 @@ def _cmdline(pid: int) -> bytes:
 
 def _sigkill_host_and_check(proc: subprocess.Popen[str], wanted: bytes) -> None:
     """SIGKILL ``proc`` once a descendant whose program name holds ``wanted`` runs; nothing of
-    its process tree survives 2 s."""
+    its process tree survives (bounded at 10 s: the promise is that it dies with Tandem, not
+    how fast; Chromium's Playwright driver took over 2 s once on a loaded CI machine)."""
 
     def started() -> bool:
         return any(wanted in _cmdline(p).split(b"\0")[0] for p in _descendants(proc.pid))
@@ -384,7 +385,7 @@ def _sigkill_host_and_check(proc: subprocess.Popen[str], wanted: bytes) -> None:
         tree = _descendants(proc.pid)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
-        assert poll(lambda: not _alive(tree), timeout_s=2.0), [_cmdline(p) for p in _alive(tree)]
+        assert poll(lambda: not _alive(tree), timeout_s=10.0), [_cmdline(p) for p in _alive(tree)]
     finally:
         if proc.poll() is None:
             proc.kill()
