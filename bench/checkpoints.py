@@ -189,7 +189,7 @@ async def _kinds(tmp: Path, runs: int, files: int, kinds: tuple[str, ...]) -> No
     for kind in kinds:
         ws = tmp / f"kind-{kind}"
         _tree(ws, files, kind)
-        store = CheckpointStore(ws, data_dir=tmp / f"data-kind-{kind}", retention=None)
+        store = CheckpointStore(ws, data_dir=tmp / f"data-kind-{kind}")  # the app's retention
         start = time.perf_counter()
         first = await store.create("first")
         first_s = time.perf_counter() - start
@@ -222,7 +222,8 @@ async def _kinds(tmp: Path, runs: int, files: int, kinds: tuple[str, ...]) -> No
         print(
             f"  {kind:10s} {first_s:6.2f}  {fresh:12.2f}  {first_s / fresh:5.2f}  {nxt:6.3f}"
             f"  {again:12.3f}  {nxt / again:5.1f}  {statistics.median(pairs):5.1f}"
-            f"  {message / 1000:6.1f}  {cold:6.3f}  {spawned:14d}  ({len(listed)} listed)"
+            f"  {message / 1000:6.1f}  {cold:6.3f}  {spawned:14d}  ({len(listed)} listed,"
+            f" load {_load()})"
         )
     print(
         f"  target: untracked first/fresh and next/again under {TARGET_RATIO}x "
@@ -230,6 +231,14 @@ async def _kinds(tmp: Path, runs: int, files: int, kinds: tuple[str, ...]) -> No
         "files its kept stat cache lists as changed; the first 'next' after the store's "
         "creation takes the full path)"
     )
+
+
+def _load() -> str:
+    """The 1-minute load average (the machine is shared: read figures beside it)."""
+    try:
+        return f"{os.getloadavg()[0]:.2f}"
+    except OSError:
+        return "?"
 
 
 def _door_processes() -> int:

@@ -18,11 +18,17 @@ file at once while the hunks stream in from another worker.
 A 5 ms ``QTimer`` heartbeat on the GUI thread gives the longest stall over the whole time.
 Targets: the 50k-line diff shown in under 1 s, no stall over 50 ms.
 
+The view builds in a process of its own (``--paths process``, the app's); ``--paths
+process,thread`` also times the build on a worker thread of the GUI process (the previous
+way), the two interleaved run by run. The longest stall is split by phase: while the editor's
+hunks are made (a thread of the GUI process, as the harness does) and while the view builds.
+``--hog N`` runs N busy-loop processes beside the bench (a loaded machine; killed after).
+
 Usage: ``python -m bench.diff_view [--lines 10000] [--build 10000,50000] [--peer]
-[--only-build] [--screenshot /tmp/diff_view.png]`` (``--screenshot`` saves the widget showing
-a small, realistic Python diff and exits; ``--peer`` also times difflib's ``SequenceMatcher``
-grouping, the previous engine, on the 10k case; ``--only-build`` skips the paint and scroll
-figures).
+[--only-build] [--paths process,thread] [--hog 2] [--screenshot /tmp/diff_view.png]``
+(``--screenshot`` saves the widget showing a small, realistic Python diff and exits;
+``--peer`` also times difflib's ``SequenceMatcher`` grouping, the previous engine, on the 10k
+case; ``--only-build`` skips the paint and scroll figures).
 """
 
 from __future__ import annotations
@@ -32,104 +38,34 @@ import difflib
 import os
 import statistics
 import sys
-import tempfile
-import threading
 import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import TypeVar
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QElapsedTimer, QEvent, QEventLoop, QObject, QTimer
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit
-
-from core import Agent, ScriptedModel
-from core.settings import Settings
-from core.tools.editor import ApplyPatchOperation
-from desktop.controller import Controller
-from desktop.gc_policy import install_gui_thread_gc, settle_heap
-from desktop.main_window import MainWindow
-from desktop.views.diff_highlight import lexer_for_path
-from desktop.views.diff_model import FileDiff, build_file_diff
-from desktop.views.diff_view import DiffView
-from harnesses.editor.hunks import Hunk, compute_hunks
-from harnesses.editor.review import Proposal
-from harnesses.workspace import Workspace
-
-_SAMPLE_OLD = '''"""Fetch and cache remote configuration."""
-
-import json
-import time
-from pathlib import Path
-
-CACHE_TTL = 300
-
-
-class ConfigCache:
-    """A small on-disk cache for configuration documents."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.hits = 0
-
-    def path_for(self, key: str) -> Path:
-        return self.root / f"{key}.json"
-
-    def get(self, key: str):
-        path = self.path_for(key)
-        if not path.exists():
-            return None
-        age = time.time() - path.stat().st_mtime
-        if age > CACHE_TTL:
-            return None
-        self.hits += 1
-        return json.loads(path.read_text())
-
-    def put(self, key: str, value) -> None:
-        self.path_for(key).write_text(json.dumps(value))
-
-
-def load(url, cache):
-    data = cache.get(url)
-    if data is None:
-        data = fetch(url)
-        cache.put(url, data)
-    return data
-'''
-
-_SAMPLE_NEW = (
-    _SAMPLE_OLD.replace("import json\n", "import json\nimport logging\n")
-    .replace("CACHE_TTL = 300\n", "CACHE_TTL_S = 600\n_log = logging.getLogger(__name__)\n")
-    .replace("def get(self, key: str):", "def get(self, key: str, *, ttl_s: float = CACHE_TTL_S):")
-    .replace(
-        "if age > CACHE_TTL:\n",
-        'if age > ttl_s:\n            _log.debug("cache entry %s expired (%.0f s old)", key, age)\n',
-    )
-    .replace("path.read_text())", 'path.read_text(encoding="utf-8"))')
-    .replace("def load(url, cache):", "def load(url: str, cache: ConfigCache) -> dict:")
-    .replace("data = fetch(url)", "data = fetch(url, timeout_s=10)")
+from PySide6.QtCore import QElapsedTimer, QTimer
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QLineEdit,
 )
 
-
-class _PaintCounter(QObject):
-    def __init__(self) -> None:
-        super().__init__()
-        self.paints = 0
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Paint:
-            self.paints += 1
-        return False
-
-
-_T = TypeVar("_T", bound=QObject)
-
-
-def _child(view: DiffView, kind: type[_T], name: str) -> _T:
-    found = view.findChild(kind, name)
-    assert found is not None, name
-    return found
+from bench.cpu_hogs import start_hogs, stop_hogs
+from bench.diff_build import (
+    Heartbeat,
+    PaintCounter,
+    Window,
+    build_case,
+    child,
+    dense_texts,
+    report,
+    wait,
+)
+from bench.diff_samples import SAMPLE_NEW, SAMPLE_OLD
+from desktop.gc_policy import install_gui_thread_gc, settle_heap
+from desktop.views.diff import stream as diff_stream
+from desktop.views.diff_model import FileDiff, build_file_diff
+from desktop.views.diff_view import DiffView
+from harnesses.editor.hunks import compute_hunks
 
 
 def _app() -> QApplication:
@@ -157,8 +93,8 @@ def big_texts(lines: int) -> tuple[str, str]:
 
 
 def _first_paint_ms(app: QApplication, view: DiffView, files: list[FileDiff]) -> float:
-    viewport = _child(view, QAbstractItemView, "diffRows").viewport()
-    counter = _PaintCounter()
+    viewport = child(view, QAbstractItemView, "diffRows").viewport()
+    counter = PaintCounter()
     viewport.installEventFilter(counter)
     start = time.perf_counter()
     view.set_files(files)
@@ -171,7 +107,7 @@ def _first_paint_ms(app: QApplication, view: DiffView, files: list[FileDiff]) ->
 
 def _scroll_stalls(app: QApplication, view: DiffView) -> tuple[float, float, int]:
     """Scroll to the bottom a page every 16 ms; return (max gap, median gap, ticks)."""
-    rows = _child(view, QAbstractItemView, "diffRows")
+    rows = child(view, QAbstractItemView, "diffRows")
     bar = rows.verticalScrollBar()
     bar.setValue(0)
     gaps: list[float] = []
@@ -207,7 +143,7 @@ def screenshot(path: str) -> None:
     """Save the view showing a small realistic Python diff to ``path`` (PNG)."""
     app = _app()
     files = [
-        build_file_diff("src/config/cache.py", _SAMPLE_OLD, _SAMPLE_NEW, proposal_id="p1"),
+        build_file_diff("src/config/cache.py", SAMPLE_OLD, SAMPLE_NEW, proposal_id="p1"),
         build_file_diff(
             "src/config/__init__.py",
             None,
@@ -223,153 +159,15 @@ def screenshot(path: str) -> None:
     view.show()
     view.accept_current()  # hunk 1 accepted, hunk 2 current
     view.comment_current()  # comment on hunk 2 through the inline field
-    comment = _child(view, QLineEdit, "hunkComment")
+    comment = child(view, QLineEdit, "hunkComment")
     comment.setText("Keep CACHE_TTL as an alias for one release")
     comment.returnPressed.emit()
-    _child(view, QAbstractItemView, "diffRows").scrollToTop()
+    child(view, QAbstractItemView, "diffRows").scrollToTop()
     deadline = time.perf_counter() + 2
     while time.perf_counter() < deadline:  # let syntax lexing finish
         app.processEvents()
     view.grab().save(path)
     print(f"saved {path}")
-
-
-def dense_texts(lines: int, every: int = 12) -> tuple[str, str]:
-    """A ``lines``-line Python file and a version with a change every ``every`` lines."""
-    old = "".join(f"    value_{i} = compute({i}, 'x')  # note {i}\n" for i in range(lines))
-    new = "".join(
-        f"    value_{i} = compute({i}, 'y')  # changed\n" if i % every == 0 else line
-        for i, line in enumerate(old.splitlines(keepends=True))
-    )
-    return old, new
-
-
-class _Heartbeat:
-    """A 5 ms timer on the GUI thread: the longest gap between its ticks is the worst stall.
-
-    It also keeps the most CPU time the GUI thread itself used between two ticks
-    (``worst_cpu``, s): the part of a stall that is the GUI's own work, without the time it
-    waited for the GIL or for a core on a loaded machine.
-    """
-
-    def __init__(self) -> None:
-        self.worst = 0.0
-        self.worst_cpu = 0.0
-        self._last = time.perf_counter()
-        self._last_cpu = time.thread_time()
-        self._timer = QTimer()
-        self._timer.setInterval(5)
-        self._timer.timeout.connect(self._tick)
-        self._timer.start()
-
-    def _tick(self) -> None:
-        now, cpu = time.perf_counter(), time.thread_time()
-        self.worst = max(self.worst, now - self._last)
-        self.worst_cpu = max(self.worst_cpu, cpu - self._last_cpu)
-        self._last, self._last_cpu = now, cpu
-
-    def stop(self) -> float:
-        """Stop; the longest gap (ms)."""
-        self._tick()
-        self._timer.stop()
-        return self.worst * 1000
-
-
-def _wait(app: QApplication, done: Callable[[], bool], timeout_s: float = 120.0) -> None:
-    """Run the event loop until ``done()`` (checked every 2 ms, bounded)."""
-    loop = QEventLoop()
-    check = QTimer()
-    check.setInterval(2)
-    deadline = time.perf_counter() + timeout_s
-    check.timeout.connect(lambda: loop.quit() if done() or time.perf_counter() > deadline else None)
-    check.start()
-    if not done():
-        loop.exec()
-    check.stop()
-
-
-class _Window:
-    """The app's main window on a scratch folder, for the build cases (the app's path: the
-    controller's ``proposalSubmitted`` signal into ``MainWindow._show_proposal``)."""
-
-    def __init__(self) -> None:
-        self._dir = tempfile.TemporaryDirectory(prefix="tandem-bench-diff-")
-        root = Path(self._dir.name)
-        (root / "repo").mkdir()
-        workspace = Workspace(root / "repo", mode="ask", data_dir=root / "data")
-        model = ScriptedModel([])
-        self.controller = Controller(
-            workspace, lambda ws: Agent(name="Tandem", model=model, tools=ws.tools())
-        )
-        self.window = MainWindow(self.controller, Settings())
-        self.window.resize(1440, 900)
-        self.window.show()
-        self.view: DiffView = self.window.diff_view
-        self._shown: str | None = None
-
-    def propose(self, path: str, old: str, new: str, hunks: list[Hunk]) -> None:
-        """Submit a proposal as the controller does (the previous one's review ended)."""
-        lexing = threading.Thread(target=lexer_for_path, args=(path,))  # as the controller does
-        lexing.start()
-        _wait(_app(), lambda: not lexing.is_alive())  # awaited: the event loop keeps running
-        lexing.join()
-        if self._shown is not None:
-            self.window._close_proposal(self._shown)
-        self._shown = f"bench-{time.monotonic_ns()}"
-        proposal = Proposal(
-            id=self._shown,
-            operation=ApplyPatchOperation(type="update_file", path=path, diff=""),
-            path=path,
-            move_to=None,
-            old_text=old,
-            new_text=new,
-            hunks=tuple(hunks),
-            created_at=time.time(),
-            base_fingerprint=None,
-        )
-        self.controller.proposalSubmitted.emit(proposal)
-
-    def close(self) -> None:
-        """Close the window and remove the scratch folder."""
-        self.window.close()
-        self._dir.cleanup()
-
-
-def build_case(app: QApplication, shell: _Window, lines: int) -> dict[str, float]:
-    """One dense diff on the app's path: editor hunks on a worker (as the editor harness makes
-    them), then the proposal into ``MainWindow._show_proposal`` (``DiffView.stream_file``)."""
-    old, new = dense_texts(lines)
-    view = shell.view
-    app.processEvents()
-    heart = _Heartbeat()
-    start = time.perf_counter()
-    result: list[list[Hunk]] = []
-    worker = threading.Thread(target=lambda: result.append(compute_hunks(old, new)))
-    worker.start()
-    _wait(app, lambda: bool(result))
-    worker.join()
-    hunked = time.perf_counter()
-    shell.propose("pkg/dense.py", old, new, result[0])
-    diff = view.current_file()
-    assert diff is not None and diff.path == "pkg/dense.py"
-    view.repaint()
-    listed = time.perf_counter()
-    _wait(app, lambda: bool(diff.hunks))
-    view.repaint()
-    first = time.perf_counter()
-    _wait(app, lambda: not view.building("pkg/dense.py"))
-    view.repaint()
-    end = time.perf_counter()
-    stall = heart.stop()
-    return {
-        "hunks": float(len(diff.hunks)),
-        "hunks_ms": (hunked - start) * 1000,
-        "listed_ms": (listed - start) * 1000,
-        "first_ms": (first - start) * 1000,
-        "shown_ms": (end - start) * 1000,
-        "stall_ms": stall,
-        "cpu_ms": heart.worst_cpu * 1000,
-    }
 
 
 def main() -> None:
@@ -381,6 +179,20 @@ def main() -> None:
     parser.add_argument("--peer", action="store_true", help="time difflib on the 10k case")
     parser.add_argument(
         "--only-build", action="store_true", help="only the build cases (no paint/scroll part)"
+    )
+    parser.add_argument(
+        "--paths",
+        default="process",
+        help="the view's build paths to time, interleaved run by run: process,thread",
+    )
+    parser.add_argument(
+        "--hog", type=int, default=0, help="busy-loop processes beside the bench (load)"
+    )
+    parser.add_argument(
+        "--nice",
+        type=int,
+        default=None,
+        help="a build process's nice value (default: the app's, stream.BUILD_PROCESS_NICE)",
     )
     parser.add_argument(
         "--gc-auto",
@@ -438,24 +250,38 @@ def main() -> None:
             )
         view.set_unified(False)
     view.close()
-    shell = _Window()
+    shell = Window()
     app.processEvents()
-    for lines in (int(n) for n in args.build.split(",") if n):
-        if not args.gc_auto:
-            settle_heap()
-        runs = [build_case(app, shell, lines) for _ in range(args.repeat)]
-        best = min(runs, key=lambda r: r["shown_ms"])
-        worst_stall = max(r["stall_ms"] for r in runs)
+    if args.nice is not None:
+        diff_stream.BUILD_PROCESS_NICE = args.nice
+    print(
+        f"nice values: a build process {diff_stream.BUILD_PROCESS_NICE}, "
+        f"a build thread {diff_stream.BUILD_NICE}"
+    )
+    paths = [p for p in args.paths.split(",") if p]
+    hogs = start_hogs(args.hog)
+    try:
+        idle = []
+        for _ in range(3):  # the floor: what this load does to an idle GUI thread
+            heart, start = Heartbeat(), time.perf_counter()
+            wait(app, lambda start=start: time.perf_counter() - start > 2)
+            idle.append(heart.stop())
         print(
-            f"build {lines:,} lines / {best['hunks']:.0f} hunks on the app's path: "
-            f"editor hunks {best['hunks_ms']:.0f} ms, file listed {best['listed_ms']:.0f} ms, "
-            f"first hunks {best['first_ms']:.0f} ms, all shown best {best['shown_ms']:.0f} ms "
-            f"(worst {max(r['shown_ms'] for r in runs):.0f}; target < 1000 ms for 50k); "
-            f"longest GUI stall {min(r['stall_ms'] for r in runs):.1f}-{worst_stall:.1f} ms "
-            f"(target < 50 ms; of it the GUI thread's own CPU at most "
-            f"{min(r['cpu_ms'] for r in runs):.1f}-{max(r['cpu_ms'] for r in runs):.1f} ms); "
-            f"load average {os.getloadavg()[0]:.2f}"
+            f"idle GUI thread, 3 x 2 s{f', {args.hog} CPU hogs beside' if args.hog else ''}: "
+            f"longest heartbeat gap {', '.join(f'{g:.0f}' for g in idle)} ms; load average "
+            f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
         )
+        for lines in (int(n) for n in args.build.split(",") if n):
+            runs: dict[str, list[dict[str, float]]] = {p: [] for p in paths}
+            for _ in range(args.repeat):  # A, B, A, B...: the same load for both
+                for path in paths:
+                    if not args.gc_auto:
+                        settle_heap()
+                    runs[path].append(build_case(app, shell, lines, path))
+            for path in paths:
+                report(lines, path, runs[path], args.hog)
+    finally:
+        stop_hogs(hogs)
     shell.close()
     if args.peer:
         old, new = dense_texts(10_000)

@@ -7,10 +7,14 @@ The window-up figure is what a user sees: ``tandem FOLDER`` through the real ent
 a fresh process, on a git repository with 12 sessions journaled by real runs
 (:mod:`bench.window_history`), from the process start to the end of the main window's first
 paint. The CPU time used by then is printed too: on this shared 2-core machine the wall figure
-depends on the other work running; the CPU figure is the launch's own (a floor for the wall).
+depends on the other work running; the CPU figure is the launch's own (a floor for the wall;
+the aim is ~450 ms, so that the wall stays under 1.5 s at a load of 5-6). Each launch prints
+the load average it started at. ``--compare OTHER_CHECKOUT`` (a copy of the code before a
+change, with the same venv) alternates launches between this checkout and that one (A, B, A,
+B...), so both meet the same load; medians and ranges are printed per checkout.
 
 Usage: ``QT_QPA_PLATFORM=offscreen python -m bench.gui_latency [--mb 50] [--launches 3]
-[--window-only]`` (or under Xvfb).
+[--window-only] [--compare OTHER_CHECKOUT]`` (or under Xvfb).
 """
 
 from __future__ import annotations
@@ -205,10 +209,22 @@ def _child_env(root: Path) -> dict[str, str]:
     return env
 
 
-def window_up(launches: int) -> list[dict[str, Any]]:
+def window_up(launches: int, trees: tuple[Path, ...] = ()) -> dict[Path, list[dict[str, Any]]]:
     """``launches`` launches of ``tandem FOLDER`` on a project with 12 journaled sessions
-    (see :mod:`bench.window_history`), each in a fresh process, after one launch that is not
-    counted (it compiles the bytecode); returns their figures, the uncounted one first."""
+    (see :mod:`bench.window_history`), each in a fresh process, after one launch per tree that
+    is not counted (it compiles the bytecode).
+
+    Args:
+        launches: counted launches per tree.
+        trees: checkouts to launch from (default: this one); with several, the launches
+            alternate (A, B, A, B...), so each tree meets the same load.
+
+    Returns:
+        Per tree, its launches' figures (the uncounted one first), each with ``load``: the
+        1-minute load average when the launch started.
+    """
+    here = Path(__file__).resolve().parent.parent
+    trees = trees or (here,)
     with tempfile.TemporaryDirectory(prefix="tandem-window-up-") as tmp:
         root = Path(tmp)
         (root / "home").mkdir()
@@ -219,23 +235,33 @@ def window_up(launches: int) -> list[dict[str, Any]]:
             capture_output=True,
             text=True,
             check=True,
+            cwd=here,
         )
         folder = Path(made.stdout.strip().splitlines()[-1])
-        results = []
+        results: dict[Path, list[dict[str, Any]]] = {tree: [] for tree in trees}
         for _ in range(launches + 1):
-            out = subprocess.run(
-                [sys.executable, "-m", "bench.gui_latency", "--child", str(folder)],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-                timeout=120,
-            )
-            lines = [line for line in out.stdout.splitlines() if line.startswith("WINDOW-UP ")]
-            if not lines:
-                raise RuntimeError(f"the window did not come up: {out.stderr[-2000:]}")
-            results.append(json.loads(lines[-1].split(" ", 1)[1]))
+            for tree in trees:
+                load = os.getloadavg()[0]
+                out = subprocess.run(  # cwd: ``-m`` imports the tree's own packages
+                    [sys.executable, "-m", "bench.gui_latency", "--child", str(folder)],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                    cwd=tree,
+                )
+                lines = [line for line in out.stdout.splitlines() if line.startswith("WINDOW-UP ")]
+                if out.returncode or not lines:
+                    raise RuntimeError(
+                        f"the window did not come up (exit {out.returncode}): {out.stderr[-2000:]}"
+                    )
+                results[tree].append({**json.loads(lines[-1].split(" ", 1)[1]), "load": load})
     return results
+
+
+def _median_range(values: list[float]) -> str:
+    ordered = sorted(values)
+    return f"median {ordered[len(ordered) // 2]:.0f} (range {ordered[0]:.0f}-{ordered[-1]:.0f})"
 
 
 async def _stream_stall(mb: int) -> dict[str, float]:
@@ -340,28 +366,43 @@ def main() -> None:
     parser.add_argument(
         "--window-only", action="store_true", help="only the window-up and idle RSS figures"
     )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="TREE",
+        help="also launch from this checkout (e.g. a copy made before a change), alternating",
+    )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child_window_up(args.child)
         return
-    first, *launches = window_up(args.launches)
+    trees = (Path(__file__).resolve().parent.parent, *args.compare)
+    by_tree = window_up(args.launches, trees)
+    for tree, (first, *runs) in by_tree.items():
+        ups = [r["window_up_s"] * 1000 for r in runs]
+        cpus = [r["cpu_s"] * 1000 for r in runs]
+        print(f"[{tree}]")
+        print(
+            "  window up, each launch (ms @ load average): "
+            + " ".join(f"{r['window_up_s'] * 1000:.0f}@{r['load']:.1f}" for r in runs)
+            + f"; {_median_range(ups)}; target 1500"
+        )
+        print(
+            "  CPU used by the first paint (ms; the launch's own work, a floor for the wall "
+            f"figure): {' '.join(f'{c:.0f}' for c in cpus)}; {_median_range(cpus)}; aim 450"
+        )
+        print(
+            f"  first launch (compiles the bytecode, not counted): "
+            f"{first['window_up_s'] * 1000:.0f} ms; imported before the first paint: "
+            f"{', '.join(runs[0]['loaded']) or 'none'} "
+            "(of openai, playwright, griffe, mcp, bashlex, pygments.lexers)"
+        )
+    print(f"load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    launches = by_tree[trees[0]][1:]
     ups = sorted(r["window_up_s"] * 1000 for r in launches)
-    cpus = sorted(r["cpu_s"] * 1000 for r in launches)
-    print(f"window up, each launch (ms): {' '.join(f'{u:.0f}' for u in ups)}")
-    print(
-        "CPU used by the first paint (ms; the launch's own work, which the other engineers' "
-        "load does not add to: the wall figure cannot go below it, and nears it, plus git "
-        f"and bubblewrap probes, on an idle machine): {' '.join(f'{c:.0f}' for c in cpus)}"
-    )
-    print(
-        f"first launch (compiles the bytecode, not counted): {first['window_up_s'] * 1000:.0f} ms;"
-        f" load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
-    )
-    print(
-        f"imported before the first paint: {', '.join(launches[0]['loaded']) or 'none'} "
-        "(of openai, playwright, griffe, mcp, bashlex, pygments.lexers)"
-    )
     window_rows = [
         ("window up after launch", ups[0], 1500, "ms"),
         ("window up, median", ups[len(ups) // 2], 1500, "ms"),

@@ -267,10 +267,23 @@ class ModelResponse:
 
 
 def _clean_for_input(raw: dict[str, Any]) -> dict[str, Any]:
-    """Drop keys the API refuses in input: ``status: null`` and ``created_by`` (spec §10.1)."""
-    if "created_by" not in raw and raw.get("status", "") is not None:
+    """Drop keys the API refuses in input: ``status: null`` and ``created_by`` (spec §10.1),
+    and an ``id`` Tandem made up for a server that sent none (:mod:`.models.stream_ids`): the
+    server never issued it, so it does not go back."""
+    made_up = _is_made_up_id(raw.get("id"))
+    if not made_up and "created_by" not in raw and raw.get("status", "") is not None:
         return raw
-    return {k: v for k, v in raw.items() if k != "created_by" and not (k == "status" and v is None)}
+    return {
+        k: v
+        for k, v in raw.items()
+        if k != "created_by" and not (k == "status" and v is None) and not (k == "id" and made_up)
+    }
+
+
+def _is_made_up_id(value: Any) -> bool:
+    from .models.stream_ids import GENERATED_ID_MARK
+
+    return isinstance(value, str) and GENERATED_ID_MARK in value
 
 
 class ItemHelpers:

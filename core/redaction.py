@@ -492,7 +492,9 @@ def _is_secret_key(key: str) -> bool:
 def redact(value: Any, extra_secrets: Iterable[str] = (), *, by_key: bool = True) -> Any:
     """A JSON-ready copy of ``value`` with secrets removed.
 
-    Mappings keep their keys; the value of a key named like a secret (``api_key``,
+    Mappings keep their keys (a secret inside a key, such as a tool output keyed by API key,
+    is replaced too, so two such keys can become one; a non-string key is spelled as JSON
+    spells it: ``true``, ``null``, ``1``); the value of a key named like a secret (``api_key``,
     ``apiKey``, ``access_token``, ``client_secret``, ``Authorization``, ``password``,
     ``cookie``…) becomes ``"[REDACTED]"`` unless it is a number, a boolean or ``None`` (so
     usage counts such as ``input_tokens`` survive: ``tokens`` is not ``token``). Every string
@@ -516,11 +518,17 @@ def _redact(value: Any, secrets: tuple[str, ...], by_key: bool) -> Any:
         return _redact(value.value, secrets, by_key)
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
+        generation = _REGISTRY.generation
         for key, item in value.items():
-            name = str(key)
+            given = key if type(key) is str else _key_text(key)
+            name = (
+                _clean_key(given, secrets, generation)
+                if len(given) <= _CACHED_KEY_LENGTH
+                else redact_text(given, secrets)
+            )
             if (
                 by_key
-                and _is_secret_key(name)
+                and _is_secret_key(given)
                 and not (item is None or isinstance(item, bool | int | float))
             ):
                 out[name] = REDACTED
@@ -537,6 +545,23 @@ def _redact(value: Any, secrets: tuple[str, ...], by_key: bool) -> Any:
     if isinstance(value, bytes | bytearray):
         return f"<{len(value)} bytes>"
     return redact_text(str(value), secrets)
+
+
+def _key_text(key: Any) -> str:
+    """A non-string key as JSON text spells it (``true``, ``null``, ``1``), else ``str(key)``."""
+    if key is True or key is False or key is None:
+        return "true" if key else ("false" if key is False else "null")
+    return str(key)
+
+
+_CACHED_KEY_LENGTH = 256  # longer keys (rare) are redacted uncached: the cache stays small
+
+
+@lru_cache(maxsize=4096)
+def _clean_key(name: str, secrets: tuple[str, ...], generation: int) -> str:
+    """A mapping key with its secrets redacted (keys repeat: ``type``, ``role``...; cached by
+    the registry's ``generation``, which changes whenever the known values do)."""
+    return redact_text(name, secrets)
 
 
 def install_log_redaction() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,12 +111,29 @@ class RunState:
 
     # -- serialisation ---------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (the run context object is kept only if it is JSON-serialisable)."""
+        """A JSON-ready dict (the run context object is kept only if it is JSON-serialisable).
+
+        For the snapshots taken at every approval pause, :class:`core.run_state_snapshot.
+        SnapshotMemo` gives an equal dict whose items are frozen once per session.
+        """
+        return self._json(_item_to_json, None, _response_to_json)
+
+    def _json(
+        self,
+        item_json: Callable[[RunItem], dict[str, Any]],
+        wire: Callable[[Any], Any] | None,
+        response_json: Callable[[ModelResponse], dict[str, Any]],
+    ) -> dict[str, Any]:
+        """:meth:`to_json` with the items made by ``item_json``, ``wire`` (each item of a list
+        ``original_input``; ``None``: the input as it is) and ``response_json``."""
+        original: Any = self.original_input
+        if wire is not None and isinstance(original, list):
+            original = [wire(i) for i in original]
         return {
             "$schemaVersion": SCHEMA_VERSION,
             "current_turn": self.current_turn,
             "current_agent": {"name": self.current_agent.name},
-            "original_input": self.original_input,
+            "original_input": original,
             "max_turns": self.max_turns,
             "context": {
                 "usage": self.context.usage.to_json(),
@@ -128,17 +146,9 @@ class RunState:
                 },
             },
             "tool_use_tracker": dict(self.tool_use_tracker),
-            "model_responses": [
-                {
-                    "output": r.output,
-                    "usage": _usage_json(r.usage),
-                    "response_id": r.response_id,
-                    "request_id": r.request_id,
-                }
-                for r in self.model_responses
-            ],
+            "model_responses": [response_json(r) for r in self.model_responses],
             "last_model_output": self.last_model_output,
-            "generated_items": [_item_to_json(i) for i in self.generated_items],
+            "generated_items": [item_json(i) for i in self.generated_items],
             "previous_response_id": self.previous_response_id,
             "conversation_id": self.conversation_id,
             "auto_previous_response_id": self.auto_previous_response_id,
@@ -266,8 +276,22 @@ def _agents_by_name(agent: Agent[Any]) -> dict[str, Agent[Any]]:
     return found
 
 
+def _response_to_json(r: ModelResponse) -> dict[str, Any]:
+    return {
+        "output": r.output,
+        "usage": _usage_json(r.usage),
+        "response_id": r.response_id,
+        "request_id": r.request_id,
+    }
+
+
 def _item_to_json(item: RunItem) -> dict[str, Any]:
-    data: dict[str, Any] = {"type": item.type, "agent": item.agent.name, "raw_item": item.raw_item}
+    return _item_json_fields(item, item.raw_item)
+
+
+def _item_json_fields(item: RunItem, raw_item: Any) -> dict[str, Any]:
+    """The serialised form of ``item``, with ``raw_item`` standing for ``item.raw_item``."""
+    data: dict[str, Any] = {"type": item.type, "agent": item.agent.name, "raw_item": raw_item}
     if isinstance(item, ToolCallOutputItem):
         data["output"] = item.output if _is_json(item.output) else str(item.output)
     if isinstance(item, ToolApprovalItem):
@@ -277,7 +301,15 @@ def _item_to_json(item: RunItem) -> dict[str, Any]:
     return data
 
 
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
 def _is_json(value: Any) -> bool:
+    """Whether ``json.dumps`` takes ``value`` (a scalar is taken at once, without encoding:
+    a tool's output is usually a string, and encoding it at every snapshot cost the whole
+    history's outputs)."""
+    if type(value) in _JSON_SCALARS:
+        return True
     try:
         json.dumps(value)
     except (TypeError, ValueError):

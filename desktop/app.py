@@ -11,10 +11,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import qasync
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
-
 import harnesses.codex
 from core import (
     Agent,
@@ -35,15 +31,23 @@ from harnesses.sessions.resume import journaled_mode
 from harnesses.workspace import Workspace
 
 from .agent_builder import build_agent
+from .mcp_session import WindowMcp
+from .review_journal import pending_reviews
+from .run_cli.setup import project_root, workspace_for
+
+# isort: split
+# Qt from here on. PySide6 hooks every import made after it loads (its ``__feature__`` check
+# reads each new module's source file): the non-Qt layers above load before it (issue 15).
+import qasync
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
 from .browser_session import BrowserSession
 from .controller import Controller
 from .first_paint import after_first_paint
 from .gc_policy import install_gui_thread_gc
+from .interrupt import SigintCloser
 from .main_window import MainWindow
-from .mcp_session import WindowMcp
-from .review_journal import pending_reviews
-from .run_cli.setup import project_root, workspace_for
-from .views.browser_placeholder import BrowserPlaceholder
 from .views.sessions_list import SessionSummary
 
 __all__ = ["AppOptions", "run_app"]
@@ -136,6 +140,7 @@ class _Session:
         self.options = options
         self.errors: list[str] = []
         self._refreshes: set[asyncio.Future[None]] = set()
+        self._closing = False
         self.workdir: Path | None = None
         self.codex_relay = _CodexRelay()
         self.browser: PlaywrightComputer | None = None
@@ -237,10 +242,12 @@ class _Session:
             self.window.top_bar.set_model("scripted")
             self.window.top_bar.model.setToolTip("Model: scripted (the offline demo's replay)")
         self.window.instructions.set_instructions(  # before the first run too (issue 16)
-            load_instructions(self.workspace.started_in, cap_bytes=self.settings.agents_md_cap_bytes)
+            load_instructions(
+                self.workspace.started_in, cap_bytes=self.settings.agents_md_cap_bytes
+            )
         )
-        if self.browser_error and isinstance(self.window.browser, BrowserPlaceholder):
-            self.window.browser.set_message(f"The browser tool is off: {self.browser_error}")
+        if self.browser_error:  # shown by the Browser tab when it is built (issue 15)
+            self.window.set_browser_message(f"The browser tool is off: {self.browser_error}")
 
     def _settings_changed(self, settings: Settings, computer: GatedComputer | None) -> None:
         """New model, key, server or tools apply from the next run on."""
@@ -294,10 +301,15 @@ class _Session:
         """Re-read the list after the journal's queued writes (its writer thread keeps the
         order), then show it with the current session selected."""
 
+        if self._closing:  # the run's last signals, while the window closes
+            return
+
         async def refresh() -> None:
             try:
                 await self.journal.asessions(self.workspace.root)  # waits for queued writes
             except Exception:
+                return
+            if self._closing:
                 return
             self.window.sessions.set_sessions(self.sessions())
             if self.controller.session_id:
@@ -326,7 +338,11 @@ class _Session:
         self.window.sessions.select("")
 
     async def close(self) -> None:
+        self._closing = True  # no list refresh starts now (the journal closes below)
         await self.controller.shutdown()
+        for refresh in list(self._refreshes):
+            refresh.cancel()
+        await asyncio.gather(*self._refreshes, return_exceptions=True)
         if hasattr(self, "mcp"):
             await self.mcp.aclose()
         if self.browser_session is not None:
@@ -393,16 +409,28 @@ def run_app(options: AppOptions) -> int:
     app.setOrganizationName("Tandem")
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    gc_timers = install_gui_thread_gc(app)  # noqa: F841  (kept alive for the app's lifetime)
+    gc_timers: list[Any] = []  # kept alive for the app's lifetime
+
+    def collect_on_gui_thread() -> None:
+        """issue 15: from the first paint on (or the welcome window's), not before: start-up
+        ran with the collector off (``desktop.cli``), and a first young collection before
+        the paint scanned the whole start-up heap (tens of ms of the window's launch)."""
+        if not gc_timers:
+            gc_timers.extend(install_gui_thread_gc(app))
+
+    main_window: list[Any] = []  # Ctrl+C in the terminal: the welcome or the main window closes
+    closer = SigintCloser(lambda count: _interrupted(app, main_window, count), app)
     if not options.demo:  # issue 16: no folder yet, or a risky one: the welcome window
-        chosen = _welcome(options, loop)
+        chosen = _welcome(options, loop, on_welcome=collect_on_gui_thread)
         if chosen is None:
+            closer.uninstall()
             asyncio.set_event_loop(None)
             return 0
         options = chosen
     closed = loop.create_future()
     session = _Session(options)
     window = session.window
+    main_window.append(window)
     window.closed.connect(lambda: closed.done() or closed.set_result(None))
     for error in session.errors:
         window.conversation.add_notice(error, "error")
@@ -415,7 +443,13 @@ def run_app(options: AppOptions) -> int:
     window.show()
     warming: list[asyncio.Future[None]] = []  # the imports warmed after the first paint
     # issue 15: the window is up first; what its first frame does not show comes right after
-    after_first_paint(window, lambda: closed.done() or _after_first_paint(session, loop, warming))
+
+    def painted() -> None:
+        collect_on_gui_thread()
+        if not closed.done():
+            _after_first_paint(session, loop, warming)
+
+    after_first_paint(window, painted)
     if session.task:
         QTimer.singleShot(600, lambda: session.controller.submit(session.task or ""))
     if options.screenshot is not None:
@@ -434,14 +468,26 @@ def run_app(options: AppOptions) -> int:
                 code = 0 if green else 1
             loop.run_until_complete(session.close())
     finally:
+        closer.uninstall()
         asyncio.set_event_loop(None)
     return code
 
 
+def _interrupted(app: QApplication, main_window: list[Any], count: int) -> None:
+    """Ctrl+C number ``count`` (1 or 2) in the terminal: the main window closes as its close
+    button does, the second time without asking; before it exists, the welcome window closes."""
+    if main_window:
+        main_window[0].request_quit(force=count > 1)
+    else:
+        app.closeAllWindows()
+
+
 def _after_first_paint(session: _Session, loop: Any, warming: list[asyncio.Future[None]]) -> None:
-    """Start-up work that waits for the window's first paint (issue 15): the Codex look-up,
-    the local MCP servers, the sessions list, the reopened session, the checkpoints, and the imports the first run
-    and the first diff need (warmed on a worker thread, whose future joins ``warming``)."""
+    """Start-up work that waits for the window's first paint (issue 15): the tabs the first
+    frame did not show and the tray icon, the Codex look-up, the local MCP servers, the
+    sessions list, the reopened session, the checkpoints, and the imports the first run and
+    the first diff need (warmed on a worker thread, whose future joins ``warming``)."""
+    session.window.finish_start_up()
     if not session.options.demo and (
         harnesses.codex.find_codex_binary(
             str(session.settings.codex_path) if session.settings.codex_path else None
@@ -491,10 +537,11 @@ def _prewarm_lexers() -> None:
         lexer_for_path(name)
 
 
-def _welcome(options: AppOptions, loop: Any) -> AppOptions | None:
+def _welcome(options: AppOptions, loop: Any, on_welcome: Any = None) -> AppOptions | None:
     """Issue 16: the folder to open when it is known and safe; else the welcome window's
     choice (a folder, after a question for ``$HOME`` or ``/``; or the demo); ``None`` when
-    the welcome window was closed. The folder opened becomes the last and a recent one."""
+    the welcome window was closed. The folder opened becomes the last and a recent one.
+    ``on_welcome()`` is called before the welcome window shows."""
     from core.settings import save_settings
 
     from .welcome import choose_start, needs_welcome, risky_folder
@@ -509,6 +556,8 @@ def _welcome(options: AppOptions, loop: Any) -> AppOptions | None:
         target = folder or last
         ask = target if target is not None and target.is_dir() and risky_folder(target) else None
         recent = list(settings.recent_folders) if settings is not None else []
+        if on_welcome is not None:
+            on_welcome()
         choice = loop.run_until_complete(choose_start(recent, ask_first=ask))
         if choice is None:
             return None

@@ -11,7 +11,6 @@ import os
 import signal
 import sys
 import time
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -22,10 +21,24 @@ _COMMANDS = ("demo", "run", "checkpoints", "sessions", "replay")
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # ~10 ms: only for --version
+
     try:
         return f"tandem {version('tandem')}"
     except PackageNotFoundError:
         return "tandem (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: prints :func:`_version` and exits, read only when asked (issue 15:
+    the package metadata is not read on the window's start-up path)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(_version())  # on stdout, as argparse's own ``version`` action
+        parser.exit()
 
 
 def _positive(text: str) -> int:
@@ -41,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Tandem, a coding assistant on the Responses API. "
         "`tandem [FOLDER]` opens the window on a repository.",
     )
-    parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="the built-in scripted session (offline, no API key)")
     demo.add_argument("--headless", action="store_true", help="print the session in the terminal")
@@ -264,7 +277,7 @@ def _window_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "folder", nargs="?", type=Path, help="repository folder (default: the last one)"
     )
-    parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     return parser
 
 

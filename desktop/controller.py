@@ -27,6 +27,7 @@ from core import (
 from core.items import ToolApprovalItem
 from core.policy import RuleStore
 from core.redaction import StreamRedactor, redact_text
+from core.run_state_snapshot import SnapshotMemo
 from core.tools.codex.events import (
     AgentMessageItem,
     CommandExecutionItem,
@@ -147,6 +148,7 @@ class Controller(QObject):
         self.session_id = session_id
         self._max_turns = max_turns
         self._history: list[dict[str, Any]] = []
+        self._snapshots = SnapshotMemo()  # the approval pauses' run-state items, frozen once
         self._task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._approvals: dict[str, asyncio.Future[tuple[str, str]]] = {}
@@ -574,9 +576,11 @@ class Controller(QObject):
                     self._journal_state(None, "completed")
                     break
                 state = result.to_state()
-                # serialised off the GUI thread (the run is paused: nothing changes it now);
-                # text, so later changes to the state cannot reach the queued write
-                snapshot = await asyncio.to_thread(_state_text, state)
+                # snapshot off the GUI thread (the run is paused: nothing changes it now):
+                # fresh containers and frozen items, so later changes to the state cannot
+                # reach the queued write; items frozen by earlier pauses are reused, so the
+                # cost is what is new (issue 15, Build item 3)
+                snapshot = await asyncio.to_thread(_state_snapshot, state, self._snapshots)
                 self._journal_state(snapshot, "awaiting_approval")
                 await self._ask(result.interruptions, state)
                 self._journal_state(None, "active")
@@ -1173,9 +1177,10 @@ def _replay_timing(event: Any, started: dict[str, float], durations: dict[str, i
         durations[call_id] = max(0, int((event.ts - started.pop(call_id)) * 1000))
 
 
-def _state_text(state: RunState) -> str:
-    """``state`` as compact JSON text (run in a worker thread: it can be megabytes)."""
-    return json.dumps(state.to_json(), ensure_ascii=False)
+def _state_snapshot(state: RunState, memo: SnapshotMemo) -> dict[str, Any]:
+    """``state.to_json()`` with its items frozen once per session (run in a worker thread:
+    a new item's JSON is built here, never on the GUI thread)."""
+    return memo.snapshot(state)
 
 
 def _rule_preview(command: str, workspace: Workspace) -> str | None:

@@ -268,7 +268,9 @@ async def run_headless(
             options.repo, workspace.root, model_name, options.base_url, settings.base_url
         ):
             print(line, file=out)
-        print(f"session {journal.session_id} (`tandem sessions show {journal.session_id}`)", file=out)
+        print(
+            f"session {journal.session_id} (`tandem sessions show {journal.session_id}`)", file=out
+        )
         events.emit(
             "session.started",
             session_id=journal.session_id,
@@ -339,6 +341,17 @@ async def run_headless(
         if not options.resume and journal.session_id:  # issue 16: never reached the model
             _discard_unused(journal)
         return 2
+    except BrokenPipeError:  # `tandem run ... | head`: the reader left; stopped as on Ctrl+C
+        from .cli import EXIT_BROKEN_PIPE
+
+        code, status = EXIT_BROKEN_PIPE, "interrupted"
+        _discard_closed(out, events_out)  # the summary and session.ended below go nowhere
+        if run.paused is not None:  # stopped at an approval: it still waits (resume asks it)
+            journal.state(run.paused, "awaiting_approval")
+        else:
+            journal.append("run_cancelled", {"reason": "output closed"})
+            journal.state(None, "cancelled")
+        return code
     except ModelProviderError as exc:  # issue 16: what to do (core/models/errors.py)
         text = model_error_text(exc, options.base_url, settings.base_url)
         _failed(run, f"tandem run failed: {text}", f"{type(exc).__name__}: {exc}")
@@ -401,6 +414,29 @@ async def _print_summary(
         ),
         file=run.out,
     )
+
+
+def _discard_closed(*streams: Any) -> None:
+    """Point each of ``streams`` whose reader has gone (its flush raises ``BrokenPipeError``)
+    at ``/dev/null``, so later writes and the interpreter's last flush do not fail again
+    (the recipe of Python's ``signal`` docs, "Note on SIGPIPE"). A stream without a file
+    descriptor is left as it is."""
+    for stream in streams:
+        if stream is None:
+            continue
+        try:
+            stream.flush()
+            continue
+        except BrokenPipeError:
+            pass
+        except (OSError, ValueError):
+            continue
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
 
 
 def _failed(run: CliRun, line: str, journaled: str) -> None:
@@ -534,11 +570,16 @@ def _line(text: str) -> str:
 def _print_service(service: Any, out: TextIO) -> None:
     """A background service started or ended (``harnesses.spawn.ServiceRegistry`` listener)."""
     if service.running:
-        print(f"[service] started background service #{service.number} (pid {service.pid}): {service.command}", file=out)
+        print(
+            f"[service] started background service #{service.number} (pid {service.pid}): {service.command}",
+            file=out,
+        )
     elif service.killed:
         print(f"[service] killed #{service.number}: {service.command}", file=out)
     else:
-        print(f"[service] #{service.number} exited ({service.exit_code}): {service.command}", file=out)
+        print(
+            f"[service] #{service.number} exited ({service.exit_code}): {service.command}", file=out
+        )
 
 
 async def _stop_services(workspace: Workspace, out: TextIO) -> None:

@@ -24,21 +24,17 @@ from resources import read_text
 from .browser_session import BrowserSession
 from .controller import Controller
 from .export_folder import remember_export_folder, suggested_export_path
+from .main_window_tabs import BROWSER_VIEW_SLOTS, LazyTabs
 from .notify import Notifier
 from .unified_diff import parse_unified_diff
 from .views.approval_panel import ApprovalPanel
-from .views.browser_placeholder import BrowserPlaceholder
-from .views.browser_view import BrowserView
-from .views.checkpoints_view import CheckpointInfo, CheckpointsView
 from .views.compaction_card import CompactionCard
 from .views.composer import Composer
 from .views.conversation_view import ConversationView
 from .views.diff_view import DiffView
 from .views.instructions_view import InstructionsButton
 from .views.retry_banner import RetryBanner
-from .views.services_view import ServicesView
 from .views.sessions_list import SessionsList
-from .views.terminal_view import TerminalView
 from .views.top_bar import TopBar
 
 __all__ = ["MainWindow"]
@@ -46,7 +42,7 @@ __all__ = ["MainWindow"]
 _TABS = ("Diff", "Terminal", "Browser", "Checkpoints")
 
 
-class MainWindow(QMainWindow):
+class MainWindow(QMainWindow, LazyTabs):
     """Sessions on the left, the conversation in the centre, diff/terminal/browser/checkpoints
     on the right, the top bar above. Views only talk to the controller through signals."""
 
@@ -66,7 +62,6 @@ class MainWindow(QMainWindow):
         self.controller = controller
         self.settings = settings
         self.setWindowTitle(f"Tandem — {controller.workspace.root.name}")
-        self.setStyleSheet(read_text("styles", "window.qss"))
         self.resize(1440, 900)
 
         self.top_bar = TopBar()
@@ -80,26 +75,11 @@ class MainWindow(QMainWindow):
         self.top_bar.layout().insertWidget(3, self.instructions)
         self.diff_view = DiffView()
         self.diff_view.set_split_min_columns(getattr(settings, "diff_split_min_columns", 60))
-        self.terminal = TerminalView()
-        self.browser: BrowserView | BrowserPlaceholder = (
-            BrowserView(browser_session) if browser_session is not None else BrowserPlaceholder()
-        )
-        self.checkpoints = CheckpointsView()
-        terminal_page: QWidget = self.terminal
-        services = getattr(controller.workspace, "services", None)
-        self.services_view: ServicesView | None = None
-        if services is not None:  # background services under the terminal (issue 11)
-            self.services_view = ServicesView(services)
-            terminal_page = QSplitter(Qt.Orientation.Vertical)
-            terminal_page.addWidget(self.terminal)
-            terminal_page.addWidget(self.services_view)
-            terminal_page.setStretchFactor(0, 4)
-            terminal_page.setStretchFactor(1, 1)
+        # issue 15: the Diff tab is the one the first frame shows; the others are built when
+        # first shown or used, or right after the first paint (desktop.main_window_tabs)
         self.tabs = QTabWidget()
-        for widget, name in zip(
-            (self.diff_view, terminal_page, self.browser, self.checkpoints), _TABS, strict=True
-        ):
-            self.tabs.addTab(widget, name)
+        self.tabs.addTab(self.diff_view, _TABS[0])
+        self._init_lazy_tabs(browser_session, _TABS[1:])
 
         centre = QWidget()
         column = QVBoxLayout(centre)
@@ -124,6 +104,8 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.top_bar)
         layout.addWidget(split, 1)
         self.setCentralWidget(root)
+        # issue 15: styled once the tree is built (one polish pass, not one per insertion)
+        self.setStyleSheet(read_text("styles", "window.qss"))
 
         workspace = controller.workspace
         self.top_bar.set_repository(str(workspace.root), branch)
@@ -145,10 +127,47 @@ class MainWindow(QMainWindow):
         self._close_confirmed = False
         #: The "quit during a run?" question while it is shown (window-modal, never blocking).
         self.close_question: QMessageBox | None = None
-        self._notifier = Notifier(self)
+        #: The tray icon (a few D-Bus round trips on a desktop with a tray): made after the
+        #: first paint (:meth:`finish_start_up`) or at the first notification (issue 15).
+        self._notifier: Notifier | None = None
         self._compaction_cards: dict[float, CompactionCard] = {}  # by record.created_at
         self._build_menus()
         self._connect_signals()
+
+    def finish_start_up(self) -> None:
+        """What the first frame does not show, built right after it (issue 15, "window up
+        under 1.5 s"): the hidden tabs and the tray icon."""
+        self.build_lazy_tabs()
+        if self._notifier is None:
+            self._notifier = Notifier(self)
+
+    # -- the lazy tabs' slots (desktop.main_window_tabs builds them) ---------------------------
+    def _tab_shown(self, index: int) -> None:
+        if index == 1:
+            if self._terminal is None:
+                self._build_terminal()
+        elif index == 2 and self._browser is None:
+            self._build_browser()
+        elif index == 3 and self._checkpoints is None:
+            self._build_checkpoints()
+
+    # the terminal's slots, through the property (bound methods: Qt disconnects them with us)
+    def _command_started(self, *args: Any) -> None:
+        self.terminal.on_command_started(*args)
+
+    def _command_output(self, *args: Any) -> None:
+        self.terminal.on_output(*args)
+
+    def _command_finished(self, *args: Any) -> None:
+        self.terminal.on_command_finished(*args)
+
+    def _command_restored(self, *args: Any) -> None:
+        self.terminal.restore_block(*args)
+
+    def _set_undo_restore(self, available: bool) -> None:
+        self._undo_restore_available = available
+        if self._checkpoints is not None:
+            self._checkpoints.set_undo_available(available)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Close, but first ask when a run is going on or a change waits for review (the
@@ -160,6 +179,17 @@ class MainWindow(QMainWindow):
             return
         self.closed.emit()
         super().closeEvent(event)
+
+    def request_quit(self, *, force: bool = False) -> None:
+        """Close as the close button does (asking first when a run is going on or a change
+        waits for review), or with ``force`` without asking: the run is stopped and
+        journaled as on *Stop*, waiting reviews are kept. Ctrl+C in the terminal that
+        started the window calls it (:class:`desktop.interrupt.SigintCloser`)."""
+        if force:
+            self._close_confirmed = True
+            if self.close_question is not None:
+                self.close_question.reject()
+        self.close()
 
     def _ask_before_closing(self) -> None:
         if self.close_question is not None:
@@ -289,8 +319,10 @@ class MainWindow(QMainWindow):
         c.toolStarted.connect(self.retry_banner.progress)
         self.retry_banner.retryRequested.connect(c.retry)
         self.retry_banner.settingsRequested.connect(self.show_settings)
-        if isinstance(self.browser, BrowserView):
-            browser = self.browser.session
+        if self._browser_session is not None:
+            browser = self._browser_session
+            for name, slot in BROWSER_VIEW_SLOTS:  # the view is built at the first of them
+                getattr(browser, name).connect(lambda *a, s=slot: self._browser_first(s, *a))
             c.toolStarted.connect(browser.on_tool_started)
             c.toolUpdated.connect(browser.on_tool_updated)
             c.runningChanged.connect(browser.set_agent_running)
@@ -320,20 +352,18 @@ class MainWindow(QMainWindow):
         c.reviewDecisionsRestored.connect(self._restore_decisions)
         self.diff_view.applyRequested.connect(c.apply_review)
         self.diff_view.decisionChanged.connect(self._note_decision)
-        c.undoRestoreAvailable.connect(self.checkpoints.set_undo_available)
+        c.undoRestoreAvailable.connect(self._set_undo_restore)
+        self.tabs.currentChanged.connect(self._tab_shown)
 
-        c.commandStarted.connect(self.terminal.on_command_started)
-        c.commandOutput.connect(self.terminal.on_output)
-        c.commandFinished.connect(self.terminal.on_command_finished)
+        # the terminal is built at its first command (or first shown, or after the first paint)
+        c.commandStarted.connect(self._command_started)
+        c.commandOutput.connect(self._command_output)
+        c.commandFinished.connect(self._command_finished)
         if hasattr(c, "commandRestored"):  # issue 16: a reopened session's terminal blocks
-            c.commandRestored.connect(self.terminal.restore_block)
-        self.terminal.killRequested.connect(c.kill_command)
+            c.commandRestored.connect(self._command_restored)
 
         c.checkpointsChanged.connect(self._show_checkpoints)
         c.checkpointDiffReady.connect(self._show_checkpoint_diff)
-        self.checkpoints.diffRequested.connect(c.diff_checkpoints)
-        self.checkpoints.restoreRequested.connect(c.restore_checkpoint)
-        self.checkpoints.undoRestoreRequested.connect(c.undo_restore)
 
     # -- slots -----------------------------------------------------------------------------------
     def _show_usage(self, base: Any, run: tuple[int, int, int]) -> None:
@@ -342,15 +372,15 @@ class MainWindow(QMainWindow):
 
     def _follow_tool(self, call_id: str, kind: str, title: str, detail: str) -> None:
         """Bring the browser forward when the agent starts using it (the user watches live)."""
-        if kind == "computer" and isinstance(self.browser, BrowserView):
+        if kind == "computer" and self._browser_session is not None:
             self.tabs.setCurrentIndex(2)
 
     def _show_tool(self, call_id: str, kind: str) -> None:
         if kind == "stop":  # a stalled card's Stop button
             self.controller.stop_tool(call_id)
             return
-        if kind == "computer" and isinstance(self.browser, BrowserView):
-            self.browser.show_call(call_id)
+        if kind == "computer" and self._browser_session is not None:
+            self.browser.show_call(call_id)  # type: ignore[union-attr]
         tab = {"shell": 1, "apply_patch": 0, "computer": 2, "codex": 1}.get(kind)
         if tab is not None:
             self.tabs.setCurrentIndex(tab)
@@ -417,6 +447,8 @@ class MainWindow(QMainWindow):
                 return
 
     def _show_checkpoints(self, checkpoints: list[Any]) -> None:
+        from .views.checkpoints_view import CheckpointInfo
+
         infos = [
             CheckpointInfo(
                 cp.id,
@@ -473,6 +505,8 @@ class MainWindow(QMainWindow):
         self.conversation.add_notice(f"Opened {path} in a new window.", "info")
 
     def _notify_approval(self, request: Any) -> None:
+        if self._notifier is None:
+            self._notifier = Notifier(self)
         self._notifier.notify(
             "Tandem needs your approval", f"{request.title}: {request.body[:120]}"
         )

@@ -4,7 +4,7 @@
 # at the end, and the window with the live browser view during a scripted browser
 # run (real Chromium on a local page), and the Trust II tour (a destructive-command prompt with
 # its recoverability line, a restore with Undo restore enabled), and issue 16's welcome, AGENTS.md list,
-# retry banner and 1440x900 diff. Installs what it needs first; safe to re-run.
+# retry banner and 1440x900 diff, and issue 15's 50,000-line diff streamed in at 1440x900. Installs what it needs first; safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
@@ -24,7 +24,8 @@ TANDEM_SCREENSHOT_DIR="$out" .venv/bin/python -m pytest -q -p no:cacheprovider t
 for t in "test_welcome.py::test_window_lists_recent_folders_and_opens_one" \
          "test_instructions_view.py::test_window_lists_files_and_request_carries_them" \
          "test_retry_banner.py::test_closed_port_in_the_window" \
-         "test_diff_width.py::test_at_1440x900_the_diff_is_unified_and_readable"; do
+         "test_diff_width.py::test_at_1440x900_the_diff_is_unified_and_readable" \
+         "test_diff_large_shot.py::test_a_50k_line_diff_streams_in_and_reads_side_by_side"; do
     TANDEM_SCREENSHOT_DIR="$out" QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1440x900x24 -nolisten tcp" \
         .venv/bin/python -m pytest -q -p no:cacheprovider "tests/desktop/$t"
 done

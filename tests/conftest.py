@@ -118,3 +118,35 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         for report in _leaked_tasks.reports[:20]:
             print(f"  {report}")
         session.exitstatus = 1
+
+
+#: Set by ``scripts/test.sh`` (the README's test command and ``.ci/run``): there every
+#: prerequisite (bubblewrap, Chromium, the Codex CLI, fonts, the reference SDK) is installed by
+#: the bootstrap, so a skipped test is a check that silently did not run: it fails instead.
+NO_SKIPS_ENV = "TANDEM_NO_SKIPS"
+
+
+def _skip_as_failure(report: pytest.TestReport | pytest.CollectReport) -> None:
+    import os
+
+    if os.environ.get(NO_SKIPS_ENV) != "1" or not report.skipped:
+        return
+    if getattr(report, "wasxfail", None) is not None:
+        return  # an expected failure is not a skipped check
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    report.outcome = "failed"
+    report.longrepr = f"skipped, and {NO_SKIPS_ENV}=1 does not allow skips: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
+    """A skip during a test's set-up or call fails it under ``TANDEM_NO_SKIPS=1``."""
+    outcome = yield
+    _skip_as_failure(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> object:
+    """A module skipped at collection (``allow_module_level``) fails under ``TANDEM_NO_SKIPS=1``."""
+    outcome = yield
+    _skip_as_failure(outcome.get_result())

@@ -14,11 +14,12 @@ Before issue 18 the hosted MCP servers were a ``[[mcp_servers]]`` list; they now
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..toml_text import toml_key, toml_literal
 
 __all__ = [
     "CODEX_KEYS",
@@ -184,46 +185,14 @@ def tables_from_toml(data: dict[str, Any], notes: list[str] | None = None) -> di
     return out
 
 
-def _toml_string(value: str) -> str:
-    escaped = []
-    for ch in value:
-        if ch in '"\\':
-            escaped.append("\\" + ch)
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            escaped.append(f"\\u{ord(ch):04x}")
-        else:
-            escaped.append(ch)
-    return '"' + "".join(escaped) + '"'
-
-
-def _key(name: str) -> str:
-    return name if _NAME.fullmatch(name) else _toml_string(name)
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and math.isfinite(value):
-        return repr(value)
-    if isinstance(value, str):
-        return _toml_string(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"cannot write {type(value).__name__} to TOML")
-
-
 def local_servers_toml(servers: dict[str, LocalMcpServer]) -> list[str]:
     """``[mcp_servers.NAME]`` tables for the file, keys with default values left out."""
     lines: list[str] = []
     for name, server in servers.items():
-        lines += ["", f"[mcp_servers.{_key(name)}]"]
+        lines += ["", f"[mcp_servers.{toml_key(name)}]"]
         dumped = server.model_dump(exclude_defaults=True, exclude_none=True)
         for key, value in dumped.items():
-            lines.append(f"{key} = {_value(value)}")
+            lines.append(f"{key} = {toml_literal(value)}")
     return lines
 
 
@@ -231,8 +200,8 @@ def hosted_servers_toml(servers: list[Any]) -> list[str]:
     """``[hosted_mcp_servers.LABEL]`` tables for the hosted servers (``McpServer`` models)."""
     lines: list[str] = []
     for server in servers:
-        lines += ["", f"[hosted_mcp_servers.{_key(server.label)}]"]
+        lines += ["", f"[hosted_mcp_servers.{toml_key(server.label)}]"]
         for key, value in server.model_dump(exclude_none=True).items():
             if key != "label":
-                lines.append(f"{key} = {_value(value)}")
+                lines.append(f"{key} = {toml_literal(value)}")
     return lines

@@ -8,7 +8,7 @@ import tempfile
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal, NotRequired
+from typing import Any, Generic, Literal, NotRequired, TypeVar
 
 from typing_extensions import TypedDict
 
@@ -69,6 +69,9 @@ class MCPServerSseParams(TypedDict):
     sse_read_timeout: NotRequired[float]
     auth: NotRequired[Any]
     httpx_client_factory: NotRequired[Any]
+
+
+_ParamsT = TypeVar("_ParamsT", MCPServerStreamableHttpParams, MCPServerSseParams)
 
 
 def _seconds(value: Any, default: float) -> float:
@@ -211,32 +214,14 @@ class MCPServerStdio(_ClientSessionServer):
             self._errlog.close()
 
 
-class _HttpServer(_ClientSessionServer):
-    """Shared construction of the two HTTP transports."""
-
-    def __init__(self, params: Any, name: str | None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.params = params
-        self._name = name or f"url: {params['url']}"
-        _register_header_secrets(params.get("headers"), self._name)
-
-    @property
-    def name(self) -> str:
-        """The server's name."""
-        return self._name
-
-
-class MCPServerStreamableHttp(_HttpServer):
-    """A local (or remote) MCP server over streamable HTTP.
-
-    Takes :class:`MCPServerStreamableHttpParams` and the same keyword arguments as
-    :class:`MCPServerStdio`. Header values that carry tokens (``Authorization``, ``*token*``,
-    API-key headers) are registered as secrets, so they never reach the journal.
-    """
+class _HttpServer(_ClientSessionServer, Generic[_ParamsT]):
+    """The construction the two HTTP transports share: the parameters of
+    :class:`MCPServerStdio` with the transport's own ``params`` (their header values that
+    carry tokens are registered as secrets)."""
 
     def __init__(
         self,
-        params: MCPServerStreamableHttpParams,
+        params: _ParamsT,
         cache_tools_list: bool = False,
         name: str | None = None,
         client_session_timeout_seconds: float | None = 5,
@@ -258,8 +243,6 @@ class MCPServerStreamableHttp(_HttpServer):
         tool_timeout_seconds: float | None = None,
     ) -> None:
         super().__init__(
-            params,
-            name,
             cache_tools_list=cache_tools_list,
             client_session_timeout_seconds=client_session_timeout_seconds,
             tool_filter=tool_filter,
@@ -278,6 +261,23 @@ class MCPServerStreamableHttp(_HttpServer):
             startup_timeout_seconds=startup_timeout_seconds,
             tool_timeout_seconds=tool_timeout_seconds,
         )
+        self.params: _ParamsT = params
+        self._name = name or f"url: {params['url']}"
+        _register_header_secrets(params.get("headers"), self._name)
+
+    @property
+    def name(self) -> str:
+        """The server's name."""
+        return self._name
+
+
+class MCPServerStreamableHttp(_HttpServer[MCPServerStreamableHttpParams]):
+    """A local (or remote) MCP server over streamable HTTP.
+
+    Takes :class:`MCPServerStreamableHttpParams` and the same keyword arguments as
+    :class:`MCPServerStdio`. Header values that carry tokens (``Authorization``, ``*token*``,
+    API-key headers) are registered as secrets, so they never reach the journal.
+    """
 
     @asynccontextmanager
     async def _streams(self) -> Any:
@@ -307,54 +307,9 @@ class MCPServerStreamableHttp(_HttpServer):
         return self._streams()
 
 
-class MCPServerSse(_HttpServer):
+class MCPServerSse(_HttpServer[MCPServerSseParams]):
     """An MCP server over the legacy HTTP+SSE transport (:class:`MCPServerSseParams`; the
     keyword arguments of :class:`MCPServerStdio`)."""
-
-    def __init__(
-        self,
-        params: MCPServerSseParams,
-        cache_tools_list: bool = False,
-        name: str | None = None,
-        client_session_timeout_seconds: float | None = 5,
-        tool_filter: ToolFilter = None,
-        use_structured_content: bool = False,
-        max_retry_attempts: int = 0,
-        retry_backoff_seconds_base: float = 1.0,
-        message_handler: Any = None,
-        require_approval: RequireApprovalSetting = None,
-        failure_error_function: Any = _UNSET,
-        tool_meta_resolver: Any = None,
-        custom_data_extractor: Any = None,
-        retry_backoff_seconds_max: float | None = None,
-        *,
-        tool_input_guardrails: list[Any] | None = None,
-        tool_output_guardrails: list[Any] | None = None,
-        max_list_pages: int | None = None,
-        startup_timeout_seconds: float | None = None,
-        tool_timeout_seconds: float | None = None,
-    ) -> None:
-        super().__init__(
-            params,
-            name,
-            cache_tools_list=cache_tools_list,
-            client_session_timeout_seconds=client_session_timeout_seconds,
-            tool_filter=tool_filter,
-            use_structured_content=use_structured_content,
-            max_retry_attempts=max_retry_attempts,
-            retry_backoff_seconds_base=retry_backoff_seconds_base,
-            message_handler=message_handler,
-            require_approval=require_approval,
-            failure_error_function=failure_error_function,
-            tool_meta_resolver=tool_meta_resolver,
-            custom_data_extractor=custom_data_extractor,
-            retry_backoff_seconds_max=retry_backoff_seconds_max,
-            tool_input_guardrails=tool_input_guardrails,
-            tool_output_guardrails=tool_output_guardrails,
-            max_list_pages=max_list_pages,
-            startup_timeout_seconds=startup_timeout_seconds,
-            tool_timeout_seconds=tool_timeout_seconds,
-        )
 
     def create_streams(self) -> AbstractAsyncContextManager[Any]:
         """``mcp.client.sse.sse_client`` for :attr:`params`."""

@@ -313,7 +313,7 @@ class _Invoker:
                 usage=ctx.usage,
                 tool_input=params if self.parameters is not None else None,
             )
-        run_config = self.run_config or getattr(ctx, "run_config", None)
+        run_config = _own_context(self.run_config or getattr(ctx, "run_config", None))
         loop = RunLoop(
             self.agent,
             source,
@@ -461,3 +461,14 @@ def agent_as_tool(
     invoker: Any = tool.on_invoke_tool
     invoker.schema = tool.wire_parameters
     return tool
+
+
+def _own_context(run_config: RunConfig | None) -> RunConfig | None:
+    """``run_config`` for a nested run: the same context policy without the outer session's
+    compaction state and listener (a nested run has a history of its own; the outer state's
+    ``covers`` counts the outer history's items, and its events are the outer session's)."""
+    policy = run_config.context_policy if run_config is not None else None
+    if run_config is None or policy is None or (policy.state is None and policy.listener is None):
+        return run_config
+    own = dataclasses.replace(policy, state=None, listener=None)
+    return dataclasses.replace(run_config, context_policy=own)

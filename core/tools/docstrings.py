@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from griffe import Docstring, DocstringSectionKind
+# griffe is imported at the first parse (issue 15: ~30 ms, not before the window's first paint)
 
 __all__ = [
     "DocstringStyle",
@@ -41,9 +41,6 @@ _GOOGLE_ANY_HEADER = re.compile(
     r"exceptions?|warns?|warnings?|examples?|notes?|attributes?|receives?|deprecated):",
     re.IGNORECASE,
 )
-# Sections whose entries describe parameters: Args, and Keyword Args / Other Parameters.
-_PARAMETER_KINDS = (DocstringSectionKind.parameters, DocstringSectionKind.other_parameters)
-
 # griffe logs a warning for every undocumented type; silence it while parsing (spec §1.3).
 _GRIFFE_LOGGER = logging.getLogger("griffe")
 _GRIFFE_LOCK = threading.Lock()
@@ -158,6 +155,10 @@ def parse_docstring(
     style = style or detect_docstring_style(doc)
     if style == "google":
         doc = _normalize_google(_indent_opening_section(doc))
+    from griffe import Docstring, DocstringSectionKind
+
+    # Sections whose entries describe parameters: Args, and Keyword Args / Other Parameters.
+    parameter_kinds = (DocstringSectionKind.parameters, DocstringSectionKind.other_parameters)
     with _GRIFFE_LOCK:
         previous = _GRIFFE_LOGGER.level
         _GRIFFE_LOGGER.setLevel(logging.ERROR)
@@ -172,7 +173,7 @@ def parse_docstring(
     for section in sections:
         if section.kind == DocstringSectionKind.text and description is None:
             description = section.value
-        elif section.kind in _PARAMETER_KINDS:
+        elif section.kind in parameter_kinds:
             for param in section.value:
                 # ``Args`` wins over ``Keyword Args``/``Other Parameters`` for the same name.
                 if section.kind == DocstringSectionKind.parameters:

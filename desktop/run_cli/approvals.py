@@ -23,6 +23,26 @@ async def decide(
     run: CliRun,
     mcp: LocalMcpServers | None = None,
 ) -> None:
+    """Ask about one pending approval of a ``tandem run`` and record the answer in ``state``.
+
+    Prints what asks (the command with the guard's reason, or an MCP server's tool with its
+    arguments), says first which checkpoint a destructive command gets, emits
+    ``approval.requested`` and ``item.updated`` on the ``--json`` stream
+    (``docs/tandem-run.md``) and journals an ``approval`` event like the window's. The answer
+    comes from the recording (``tandem replay``), ``--yes`` / ``--yes-destructive``, the
+    terminal (``y``/``a``/``n``; *always* adds the narrow rules of
+    :func:`.setup.always_allow_rules` for this run), or is a rejection without a terminal.
+
+    Args:
+        item: a ``ToolApprovalItem`` of ``state.get_interruptions()``.
+        state: the paused ``RunState``; ``approve``/``reject`` is called on it.
+        workspace: the run's workspace (the guard's reasons and decisions, its rules).
+        run: the CLI run (options, output stream, prompt, journal, events, counters).
+        mcp: the local MCP servers, to name a local server's tool; ``None`` when none run.
+
+    Raises:
+        asyncio.CancelledError: the run was interrupted (Ctrl+C) while asking.
+    """
     out = run.out
     raw = item.raw_item if isinstance(item.raw_item, dict) else {}
     local = mcp.describe_call(str(item.tool_name), str(item.arguments or "")) if mcp else None

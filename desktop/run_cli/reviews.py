@@ -20,6 +20,24 @@ __all__ = ["on_review_event"]
 
 
 def on_review_event(event: Any, workspace: Workspace, run: CliRun) -> None:
+    """Handle one event of the workspace's review queue during a ``tandem run``.
+
+    A ``submitted`` proposal is journaled (``proposal``), announced (``approval.requested``
+    with ``kind: "review"`` on the ``--json`` stream, ``docs/tandem-run.md``) and answered
+    by a task started on the running loop: the recorded review under ``tandem replay``,
+    all hunks with ``--yes``, rejected without a terminal, else hunk by hunk on the
+    terminal (:func:`.review_tty.review_per_hunk`). Any other event closes the proposal in
+    the journal (``proposal_closed``). Returns at once; a failing answer rejects the
+    proposal, so the run never waits forever.
+
+    Args:
+        event: a review queue event (``type`` and ``proposal``).
+        workspace: the run's workspace; its review queue gets the outcome.
+        run: the CLI run (options, output stream, prompt, journal, events, counters).
+
+    Raises:
+        RuntimeError: no event loop is running in this thread.
+    """
     options, out = run.options, run.out
     proposal = event.proposal
     if event.type != "submitted":

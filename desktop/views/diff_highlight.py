@@ -349,8 +349,10 @@ class SyntaxLines:
         """Lex the given lines (1-based) ahead of :meth:`advance`, in blocks, for a while.
 
         Line numbers closer than ``gap`` lines are lexed together (at most ``block`` lines
-        per lexer call), so a page costs a few lexer calls rather than one per line. Stops
-        after the first block that ends past ``budget_ms`` milliseconds.
+        per lexer call), so a page costs a few lexer calls rather than one per line. The
+        clock is read every few tokens, inside a block too: past ``budget_ms`` milliseconds
+        the lines finished so far keep their spans and the rest wait for the next call (at
+        least one line is lexed per call, so lexing always moves on).
 
         Returns:
             How many lines got spans.
@@ -369,21 +371,31 @@ class SyntaxLines:
             ):
                 last = needed[index]
                 index += 1
-            self._lex_block(first, last)
-            lexed += last - first + 1
-            if time.perf_counter() > deadline:
+            got = self._lex_block(first, last, deadline)
+            lexed += got
+            if got < last - first + 1 or time.perf_counter() > deadline:
                 break
         return lexed
 
-    def _lex_block(self, first: int, last: int) -> None:
+    def _lex_block(self, first: int, last: int, deadline: float = float("inf")) -> int:
+        """Lex lines ``first..last`` (1-based) as one text; past ``deadline``
+        (``time.perf_counter`` s) stop once a line is done. Returns how many lines (from
+        ``first``) got spans."""
         assert self._lexer is not None
         splitter = _LineSplitter()
         text = "\n".join(self._lines[first - 1 : last]) + "\n"
+        count = 0
         for position, token, value in self._lexer.get_tokens_unprocessed(text):
             splitter.take(position, token, value)
-        splitter.finish()
-        for offset, spans in enumerate(splitter.lines):
+            count += 1
+            if count % 16 == 0 and splitter.lines and time.perf_counter() > deadline:
+                break  # the lines done so far are kept; the rest come next time
+        else:
+            splitter.finish()
+        done = splitter.lines[: last - first + 1]
+        for offset, spans in enumerate(done):
             self._block[first + offset] = spans
+        return len(done)
 
     def spans(self, line_no: int, text: str, *, lex: bool = True) -> LineSpans | None:
         """Token spans of ``text``, which the caller shows as line ``line_no`` (1-based).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -26,7 +27,7 @@ from .rich_text import (
 )
 from .units import human_ms
 
-__all__ = ["SUB_PAGE", "SUB_TAIL", "ToolCard"]
+__all__ = ["SUB_PAGE", "SUB_TAIL", "TITLE_MIN_WIDTH", "ToolCard"]
 
 #: Icon glyph and label per tool kind (unknown kinds fall back to ``("•", kind)``).
 _KINDS = {
@@ -74,6 +75,8 @@ _FINAL = {"completed", "failed", "rejected", "killed", "cancelled", "interrupted
 #: per click. Laying all of them out made a nested append grow with the run (issue 15).
 SUB_TAIL = 30
 SUB_PAGE = 50
+#: The title's least width beside the status pill (px); below it the title gets its own line.
+TITLE_MIN_WIDTH = 160
 
 
 def _plural(count: int, word: str) -> str:
@@ -131,7 +134,7 @@ class _ToolCard(QFrame):
         self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        top = QHBoxLayout()
+        top = self._top = QHBoxLayout()
         top.setSpacing(8)
         top.addWidget(self.icon)
         top.addWidget(self.kind_label)
@@ -174,6 +177,31 @@ class _ToolCard(QFrame):
     def _activate(self) -> None:
         self.activated.emit(self.call_id, self.kind)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """A card too narrow for its title beside the status pill (a sub-conversation, a
+        narrow pane) shows the title on a line of its own, under the header."""
+        super().resizeEvent(event)
+        self._place_title()
+
+    def title_on_own_line(self) -> bool:
+        """Whether the title has its own line (the card is narrow)."""
+        return self._text_box.indexOf(self.title) >= 0
+
+    def _place_title(self) -> None:
+        margins = self._layout.contentsMargins()
+        others = [self.icon, self.kind_label, self.status, self.link, self.stop_button]
+        used = sum(w.sizeHint().width() for w in others if not w.isHidden())
+        used += self._top.spacing() * len(others) + margins.left() + margins.right()
+        narrow = self.width() - used < TITLE_MIN_WIDTH
+        if narrow == self.title_on_own_line():
+            return
+        if narrow:
+            self._top.removeWidget(self.title)
+            self._text_box.insertWidget(0, self.title)
+        else:
+            self._text_box.removeWidget(self.title)
+            self._top.insertWidget(2, self.title, 1)
+
     def set_content(self, title: str, detail: str) -> None:
         """Show ``title`` (one line, elided) and the dim ``detail`` line (hidden when empty)."""
         self.title.set_full_text(title)
@@ -198,6 +226,7 @@ class _ToolCard(QFrame):
             widget.style().polish(widget)
         if self.sub_box is not None and not self._sub_chosen:
             self._set_sub_expanded(status not in _FINAL)
+        self._place_title()  # the pill's new text may leave the title too little room
 
     # -- body ------------------------------------------------------------------------------
 

@@ -17,10 +17,12 @@ import contextlib
 import hashlib
 import os
 import shutil
+import stat
 import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from harnesses.vcs import GitError, UserRepo, find_repo, run_git
 
@@ -90,6 +92,9 @@ class GitBackend:
         present: object ids known to be in the store (copied there by an earlier
             checkpoint), so a checkpoint copies and checks only the user's new blobs;
             cleared when the store is garbage-collected.
+        last_delta: after :meth:`snapshot_tree`, ``(base tree, tree, changed paths)`` when
+            the snapshot was taken from the kept index (``changed``: what differs between
+            the two trees, see :func:`._incremental.incremental_snapshot`), else ``None``.
     """
 
     def __init__(self, workspace: Path, data_dir: Path | None) -> None:
@@ -100,6 +105,10 @@ class GitBackend:
         self.memo = _Memo()
         self.exclude_text = ""
         self._cache: StatCache | None = None
+        self.last_delta: tuple[str, str, frozenset[str]] | None = None
+        #: the user's refs last read: ((git dir, their files' identities), when, state)
+        self.refs_memo: tuple[tuple[Path, object], int, Any] | None = None
+        self._index_memo: tuple[tuple[str, object], int, tuple[str, ...]] | None = None
         #: the repository lookup's inputs when it was made, and whether they had settled
         self._repo_seen: tuple[tuple[tuple[int, ...] | None, ...] | None, bool] = (None, False)
         self._init_store()
@@ -242,11 +251,14 @@ class GitBackend:
         """
         started_ns = time.time_ns()
         cache, self._cache = self._cache, None
+        self.last_delta = None
         if cache is not None and not extra:
             self.refresh_rules()
             done = incremental_snapshot(self, cache, 1 << 62 if cap_bytes is None else cap_bytes)
             if done is not None:
-                tree, plan, self._cache = done
+                tree, plan, self._cache, changed = done
+                if cache.tree:
+                    self.last_delta = (cache.tree, tree, changed)
                 return tree, plan
         untracked = self.untracked()
         known = set(untracked) | (self.user_tracked() if extra else set())
@@ -286,7 +298,7 @@ class GitBackend:
             if keep:
                 self._pathspec_run(["add", "-f"], sorted(keep), index)
             tree = self.run("write-tree", index=index)
-            fresh = build_cache(self, index, plan, keep, started_ns)
+            fresh = build_cache(self, index, plan, keep, started_ns, tree)
             self.save_cache(index)
         if skip:
             self.refresh_rules()
@@ -303,15 +315,39 @@ class GitBackend:
 
     def user_tracked(self) -> set[str]:
         """Paths in the user's index (empty without a repository)."""
+        return {record.partition("\t")[2] for record in self.user_index_records()}
+
+    def user_index_records(self) -> list[str]:
+        """The user's index as ``git ls-files -s -z`` records (``"<mode> <id> <stage>\\t
+        <path>"``; ``[]`` without a repository or an index file).
+
+        The listing is reused while the index file is provably the one listed: git writes
+        it through a lock file renamed into place, and the file has the identity (inode,
+        size, mode, mtime, ctime) it had, none of it within :data:`._incremental.RACY_NS`
+        of the listing. A symbolic link at ``index`` is listed every time (git reads its
+        target, which may change while the link stays).
+        """
         if self.user_repo is None or self._no_user_index():
-            return set()
+            return []
+        path = os.fspath(self.user_repo.git_dir / "index")
+        taken = time.time_ns()
+        seen = file_identity(path)
+        memo = self._index_memo
+        if memo is not None and memo[0] == (path, seen) and settled(seen, memo[1]):
+            return list(memo[2])
         out = run_git(
-            ["ls-files", "-z", "--cached"],
+            ["ls-files", "-s", "-z"],
             cwd=self.workspace,
             git_dir=self.user_repo.git_dir,
             work_tree=self.workspace,
         ).text
-        return {p for p in out.split("\0") if p}
+        records = [r for r in out.split("\0") if r]
+        self._index_memo = None
+        # a symbolic link's identity says nothing about the file git reads through it
+        regular = seen is not None and len(seen) == 6 and stat.S_ISREG(seen[3])
+        if regular and file_identity(path) == seen:
+            self._index_memo = ((path, seen), taken, tuple(records))
+        return records
 
     def refresh_repo(self) -> None:
         """Look the user's repository up again (``.git`` may have been removed or recreated).

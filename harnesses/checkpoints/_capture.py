@@ -12,9 +12,11 @@ into the user's index file. All through the door.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from harnesses.vcs import find_repo, run_git
 
 from . import _parts
 from ._backend import GitBackend
+from ._incremental import settled
 
 __all__ = ["capture_repo", "parts_refs", "write_back"]
 
@@ -42,17 +45,10 @@ def capture_repo(g: GitBackend) -> tuple[str | None, dict[str, Any], list[str]]:
     if repo is None:
         return None, {"repo": None}, []
     ws, store = g.workspace, g.git_dir
-    listing = (
-        ""  # no index file (a fresh ``git init``): nothing is staged, no git run needed
-        if not os.path.lexists(repo.git_dir / "index")
-        else run_git(["ls-files", "-s", "-z"], cwd=ws, git_dir=repo.git_dir, work_tree=ws).text
-    )
     merged: list[str] = []
     unmerged: list[str] = []
     blobs: list[str] = []
-    for record in listing.split("\0"):
-        if not record:
-            continue
+    for record in g.user_index_records():  # none without an index file (a fresh git init)
         header = record.partition("\t")[0]
         mode, oid, stage = header.split(" ")
         (merged if stage == "0" else unmerged).append(record)
@@ -72,7 +68,7 @@ def capture_repo(g: GitBackend) -> tuple[str | None, dict[str, Any], list[str]]:
         g.present.add(index_tree)
     g.present.update(fresh)
 
-    state = _parts.read_refs(repo.git_dir, ws)
+    state = _read_refs(g, repo.git_dir)
     need = _parts.missing(store, ws, state.commits)
     objects = _parts.closure(repo.git_dir, ws, need) if need else []
     tags = [oid for name, oid in state.refs.items() if oid not in state.commits]
@@ -98,6 +94,32 @@ def capture_repo(g: GitBackend) -> tuple[str | None, dict[str, Any], list[str]]:
         "_head": (state.head_known, state.head_commit),
     }
     return index_tree, meta, keep
+
+
+def _read_refs(g: GitBackend, git_dir: Path) -> _parts.RefsState:
+    """:func:`._parts.read_refs`, or a copy of the last read while the files it reads are
+    provably unchanged (:func:`._parts.refs_identity`, settled at the last read)."""
+    taken = time.time_ns()
+    seen = _parts.refs_identity(git_dir)
+    memo = g.refs_memo
+    if (
+        seen is not None
+        and memo is not None
+        and memo[0] == (git_dir, seen)
+        and all(settled(ident, memo[1]) for _, ident in seen)
+    ):
+        state = memo[2]
+    else:
+        state = _parts.read_refs(git_dir, g.workspace)
+        g.refs_memo = None
+        if seen is not None and _parts.refs_identity(git_dir) == seen:
+            g.refs_memo = ((git_dir, seen), taken, state)
+    return dataclasses.replace(
+        state,
+        refs=dict(state.refs),
+        stash_log=list(state.stash_log),
+        commits=list(state.commits),
+    )
 
 
 def blobs_of(records: list[str]) -> list[str]:

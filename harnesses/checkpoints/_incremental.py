@@ -9,6 +9,16 @@ cap; the sizes of the others are the ones recorded last time (their stat data st
 matches, size included). ``git update-index --add --remove --replace --stdin`` then hashes
 only those paths (no second walk), and ``write-tree`` writes the tree.
 
+Git compares whole seconds of ctime (``USE_NSEC`` is off in the usual builds) and takes
+an entry whose mtime is older than the index file as clean, so a file hashed in second
+*s*, then rewritten in *s* at the same size with its older mtime put back (``cp -p``,
+``tar x``, ``touch -d``, a fixed build mtime) would keep git's view of it. So the kept
+index's mtime is lowered to the oldest mtime among entries whose ctime falls in the second
+the snapshot ran (:func:`guard_racy`): git then compares those by content next time, as
+its own racy-git rule does for an entry as new as the index. The guard lasts while that
+second can still see a rewrite; an mtime git cannot use for this (before 1970-01-01
+00:00:01) drops the kept index instead (the next snapshot starts from an empty one).
+
 The shortcut holds only while its assumptions do, otherwise the caller takes the full path
 (:meth:`GitBackend.snapshot_tree`, which walks and sizes everything):
 
@@ -42,9 +52,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RACY_NS",
+    "Risk",
     "StatCache",
     "build_cache",
     "file_identity",
+    "guard_racy",
     "incremental_snapshot",
     "rules_identity",
     "settled",
@@ -80,6 +92,47 @@ def settled(ident: tuple[int, ...] | None, taken_ns: int) -> bool:
     return max(ident[4], ident[5]) < taken_ns - RACY_NS
 
 
+_SLACK_NS = 50_000_000
+"""File times come from the kernel's coarse clock, a tick behind ``time.time_ns()``."""
+
+
+Risk = dict[str, tuple[int, int]]
+"""Entries a same-second rewrite could hide: ``path -> (mtime ns, ctime second)``."""
+
+
+def _risk(risk: Risk, rel: str, st: os.stat_result, started_ns: int) -> None:
+    """Add ``rel`` to ``risk`` when a rewrite could keep git's view of it: a regular file
+    whose ctime falls in the second the snapshot ran (or later); else drop it."""
+    if stat.S_ISREG(st.st_mode) and st.st_ctime_ns >= (started_ns - _SLACK_NS) // 10**9 * 10**9:
+        risk[rel] = (st.st_mtime_ns, st.st_ctime_ns // 10**9)
+    else:
+        risk.pop(rel, None)
+
+
+def guard_racy(index: Path, risk: Risk) -> bool:
+    """Lower ``index``'s mtime to the oldest second among ``risk``'s mtimes (see the
+    module doc) when that is an earlier second than its own (in the same one git already
+    compares those entries by content).
+
+    Args:
+        index: the snapshot index about to be kept.
+        risk: the entries at risk (:data:`Risk`).
+
+    Returns:
+        ``False`` when git could not use that mtime (before 1 s after the epoch, where git
+        turns its racy check off): the caller must not keep ``index``.
+    """
+    if not risk:
+        return True
+    floor = min(mtime for mtime, _ in risk.values()) // 10**9 * 10**9
+    if floor < 10**9:
+        return False
+    st = os.stat(index)
+    if floor < st.st_mtime_ns // 10**9 * 10**9:  # git compares whole seconds
+        os.utime(index, ns=(st.st_atime_ns, floor))
+    return True
+
+
 def rules_identity(workspace: Path, dirs: Iterable[str]) -> dict[str, tuple[int, ...] | None]:
     """``folder -> identity of its .gitignore`` (``""``: the top level), see
     :func:`file_identity`."""
@@ -111,6 +164,9 @@ class StatCache:
         dirs: every folder holding an entry (and their parents), ``""`` included.
         rules: :func:`rules_identity` over ``dirs``.
         rules_taken_ns: when ``rules`` was recorded (``time.time_ns()``).
+        tree: the tree the index was written as (``write-tree`` just before it was saved;
+            ``""``: not known).
+        racy: the entries :func:`guard_racy` guarded the kept index for (:data:`Risk`).
     """
 
     index_identity: tuple[int, ...] | None
@@ -122,6 +178,8 @@ class StatCache:
     dirs: set[str] = field(default_factory=set)
     rules: dict[str, tuple[int, ...] | None] = field(default_factory=dict)
     rules_taken_ns: int = 0
+    tree: str = ""
+    racy: Risk = field(default_factory=dict)
 
     def rules_trusted(self, workspace: Path, exclude_text: str, config: str) -> bool:
         """Whether the ignore rules are provably the ones recorded (see the module doc)."""
@@ -142,7 +200,12 @@ class StatCache:
 
 
 def build_cache(
-    g: GitBackend, index: Path, plan: CapPlan, held: Iterable[str], started_ns: int
+    g: GitBackend,
+    index: Path,
+    plan: CapPlan,
+    held: Iterable[str],
+    started_ns: int,
+    tree: str = "",
 ) -> StatCache | None:
     """The :class:`StatCache` of a freshly written snapshot index (the full path's end).
 
@@ -151,9 +214,14 @@ def build_cache(
         plan: the cap plan it was built with (its sizes are reused).
         held: the ignored entries it holds.
         started_ns: when the snapshot started (rule files touched since are not trusted).
+        tree: the tree ``index`` was written as.
+
+    Every entry is ``lstat``-ed: the ones a same-second rewrite could hide are guarded
+    (:func:`guard_racy`, applied to ``index``).
 
     Returns:
-        The cache, or ``None`` when the index cannot be listed.
+        The cache, or ``None`` when the index cannot be listed, or must not be kept (then
+        it and the store's kept index are removed).
     """
     try:
         out = g.run("ls-files", "-z", "-s", index=index, strip=False)
@@ -164,6 +232,7 @@ def build_cache(
     sizes: dict[str, int] = {}
     gitlinks: set[str] = set()
     dirs: set[str] = {""}
+    risk: Risk = {}
     for record in out.split("\0"):
         if not record:
             continue
@@ -173,12 +242,18 @@ def build_cache(
             gitlinks.add(rel)
             continue
         size = known.get(rel)
-        if size is None:
-            try:
-                size = os.lstat(base + rel).st_size
-            except OSError:
-                size = 0
+        try:
+            st = os.lstat(base + rel)
+        except OSError:
+            size = 0 if size is None else size
+        else:
+            size = st.st_size if size is None else size
+            _risk(risk, rel, st, started_ns)
         sizes[rel] = size
+    if not guard_racy(index, risk):  # not kept: the next snapshot starts from empty
+        index.unlink(missing_ok=True)
+        (g.git_dir / "index").unlink(missing_ok=True)
+        return None
     cache = StatCache(
         index_identity=None,
         sizes=sizes,
@@ -187,6 +262,8 @@ def build_cache(
         exclude_text=g.exclude_text,
         config_identity=file_identity(os.fspath(g.git_dir / "config")),
         dirs=dirs,
+        tree=tree,
+        racy=risk,
     )
     cache.record_rules(g.workspace, started_ns)
     return cache
@@ -194,7 +271,7 @@ def build_cache(
 
 def incremental_snapshot(
     g: GitBackend, cache: StatCache, cap_bytes: int
-) -> tuple[str, CapPlan, StatCache] | None:
+) -> tuple[str, CapPlan, StatCache, frozenset[str]] | None:
     """The snapshot tree from the kept index and what changed since (see the module doc).
 
     Args:
@@ -203,8 +280,15 @@ def incremental_snapshot(
         cap_bytes: the size cap (bytes) on untracked files.
 
     Returns:
-        ``(tree, plan, the new cache)``, or ``None`` when the shortcut does not apply or git
-        refused it (the caller then takes the full path).
+        ``(tree, plan, the new cache, changed)``, or ``None`` when the shortcut does not
+        apply or git refused it (the caller then takes the full path). ``changed`` holds
+        the paths whose entry differs between ``cache.tree`` and ``tree``, what
+        ``git diff-tree -r --name-only`` would list: the walk lists exactly the paths
+        whose index entry ``update-index`` changes (``ls-files --modified`` compares the
+        content whenever the size alone does not prove a change, and a mode change counts),
+        and ``write-tree`` writes the index as it is. A path that appears or vanishes
+        between the walk and ``update-index`` may be listed in error (a race, reported as
+        touched).
     """
     ws = g.workspace
     started_ns = time.time_ns()
@@ -237,6 +321,10 @@ def incremental_snapshot(
             return None
         update: list[str] = []
         fresh: set[str] = set()
+        # the last guard still holds while its second can see a rewrite
+        risk = {  # a guard holds while its second (or the one before) can see a rewrite
+            rel: seen for rel, seen in cache.racy.items() if seen[1] >= started_ns // 10**9 - 1
+        }
         for listed in dict.fromkeys(out.split("\0")):
             if not listed or listed.startswith(prefixes):
                 continue
@@ -256,12 +344,15 @@ def incremental_snapshot(
             gitlinks.discard(rel)
             sizes[rel] = st.st_size
             fresh.add(rel)
+            _risk(risk, rel, st, started_ns)
         for rel in keep - cache.held_ignored:  # newly tracked-but-ignored: held from now on
             if rel not in fresh:
                 try:
-                    sizes[rel] = os.lstat(base + rel).st_size
+                    st = os.lstat(base + rel)
                 except OSError:
                     continue
+                sizes[rel] = st.st_size
+                _risk(risk, rel, st, started_ns)
                 update.append(rel)
         held = frozenset(keep)
         drop = [rel for rel in cache.held_ignored - held if rel in sizes]
@@ -284,13 +375,25 @@ def incremental_snapshot(
             sizes.pop(rel, None)
         for rel in update:
             dirs.update(_parents(rel))
+        changed = frozenset(
+            rel
+            for rel in (*update, *drop)
+            if rel in sizes or rel in gitlinks or rel in cache.sizes or rel in cache.gitlinks
+        )
         try:
             if update:
+                # sorted: a file that became a folder comes before the files below it (its
+                # entry removed first; once ``--replace`` has dropped it, ``update-index``
+                # refuses the folder)
+                update.sort()
                 g.paths_stdin(["update-index", "--add", "--remove", "--replace"], update, index)
             if drop:
                 g.paths_stdin(["update-index", "--force-remove"], drop, index)
             tree = g.run("write-tree", index=index)
         except GitError:
+            return None
+        if not guard_racy(index, risk):
+            (g.git_dir / "index").unlink(missing_ok=True)  # next time: from an empty index
             return None
         g.save_cache(index)
     new = StatCache(
@@ -303,7 +406,9 @@ def incremental_snapshot(
         dirs=dirs,
         rules={**cache.rules, **rules_identity(ws, dirs - cache.dirs)},
         rules_taken_ns=cache.rules_taken_ns,
+        tree=tree,
+        racy=risk,
     )
     if dirs != cache.dirs:
         new.rules_taken_ns = min(cache.rules_taken_ns, started_ns)
-    return tree, plan, new
+    return tree, plan, new, changed

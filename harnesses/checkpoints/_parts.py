@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from harnesses.vcs import GitResult, run_git
 __all__ = [
     "RefsState",
     "commit_messages",
+    "refs_identity",
     "copy_objects",
     "closure",
     "missing",
@@ -247,6 +249,55 @@ def read_refs(git_dir: Path, cwd: Path) -> RefsState:
         commits.extend(table.get(entry, []))
     state.commits = list(dict.fromkeys(c for c in commits if set(c) != _ZERO_CHARS))
     return state
+
+
+def refs_identity(git_dir: Path) -> tuple[tuple[str, tuple[int, ...] | None], ...] | None:
+    """What :func:`read_refs` reads, as file identities: ``HEAD``, ``packed-refs``,
+    ``logs/refs/stash`` and every folder and file below ``refs/`` (``lstat``: device,
+    inode, size, mode, mtime, ctime; see :func:`._incremental.file_identity`).
+
+    Git's files backend keeps each loose ref in a file of its own below ``refs/`` (written
+    through a lock file renamed into place, which changes the folder's identity too) and
+    the rest in ``packed-refs`` (``git help gitrepository-layout``), so while all these are
+    unchanged, and none was touched within :data:`._incremental.RACY_NS` of the record,
+    the refs and ``HEAD`` are the ones read then.
+
+    Returns:
+        ``((relative path, identity), ...)`` sorted, or ``None`` when that cannot prove
+        anything: a linked worktree (``commondir``: the refs live elsewhere), a
+        ``reftable`` repository, a symbolic link among them (its target may change alone),
+        or an entry that cannot be read.
+    """
+    from ._incremental import file_identity
+
+    base = os.fspath(git_dir)
+    if os.path.lexists(os.path.join(base, "commondir")) or os.path.lexists(
+        os.path.join(base, "reftable")
+    ):
+        return None
+    found: list[tuple[str, tuple[int, ...] | None]] = [
+        (name, file_identity(os.path.join(base, name)))
+        for name in ("HEAD", "packed-refs", "logs/refs/stash", "refs")
+    ]
+    pending = ["refs"]
+    try:
+        while pending:
+            folder = pending.pop()
+            with os.scandir(os.path.join(base, folder)) as entries:
+                for entry in entries:
+                    rel = f"{folder}/{entry.name}"
+                    st = entry.stat(follow_symlinks=False)
+                    ident = (st.st_dev, st.st_ino, st.st_size, st.st_mode)
+                    found.append((rel, (*ident, st.st_mtime_ns, st.st_ctime_ns)))
+                    if entry.is_symlink():
+                        return None
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(rel)
+    except OSError:
+        return None
+    if any(ident is not None and (len(ident) < 6 or stat.S_ISLNK(ident[3])) for _, ident in found):
+        return None
+    return tuple(sorted(found))
 
 
 def stash_entry_env(line: str) -> tuple[str, str, dict[str, str]]:

@@ -12,9 +12,8 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from harnesses.vcs import GitError, run_git
 
@@ -22,13 +21,27 @@ from ._backend import GitBackend, store_path
 from ._cap import (
     DEFAULT_CAP_BYTES,
     Recoverability,
-    clean_dry_run_args,
-    expand_targets,
-    parse_clean_output,
     plan_cap,
 )
 from ._capture import capture_repo, parts_refs, write_back
 from ._parts import commit_messages
+from ._records import (
+    DEFAULT_RETENTION,
+    FILES_TOUCHED_KEPT,
+    META_KEY,
+    PARTS_PREFIX,
+    REF_PREFIX,
+    SCHEMA,
+    Checkpoint,
+    CheckpointError,
+    Retention,
+    meta_of,
+    parse,
+    parse_raw,
+    retention_from_settings,
+    state_meta,
+)
+from ._targets import removal_targets
 
 __all__ = [
     "DEFAULT_CAP_BYTES",
@@ -46,116 +59,7 @@ __all__ = [
 
 _log = logging.getLogger("harnesses")
 
-REF_PREFIX = "refs/tandem/checkpoints/"
-"""Namespace of the refs in the checkpoint store (never in the user's repository)."""
-_PARTS_PREFIX = "refs/tandem/parts/"
-
-SCHEMA = 2
-"""Version of the checkpoint metadata (the JSON line in each checkpoint commit's message).
-
-Schema 2: the commit's tree is the working tree (tracked, untracked within the size cap,
-and the ignored files a destructive command would remove: ``meta["extra"]``); what the cap
-left out is ``meta["skipped"]`` (``[[path, bytes], ...]``). ``meta["parts"]`` maps each part
-of the snapshot to where it is stored: ``{"worktree": "tree", "index": "parent:1",
-"refs": "meta", "stash": "meta"}``. The index is a commit (no parents) whose tree is the
-user's stage-0 index entries (unmerged ones are ``meta["index_unmerged"]``, raw ``ls-files
--s`` records); refs are ``meta["refs"]`` (``name -> id``) and ``meta["head"]``; the stash is
-``meta["stash_log"]``, the raw lines of ``logs/refs/stash``. The objects they name are in the
-store, kept reachable by ``refs/tandem/parts/<id>/<n>``. A checkpoint no longer has the
-previous one as a parent (``meta["previous"]`` names it), so deleting old checkpoints lets
-gc prune their objects. ``meta["base"]`` is the user's ``HEAD`` when the snapshot was taken
-(or null). Checkpoints written before the index part (``parts == {"worktree": "tree"}``,
-first parent = previous checkpoint) are read the same way; their restores leave the index,
-refs and stash alone.
-Schema 1 (no ``schema`` key): checkpoints kept under ``refs/tandem/checkpoints/`` inside the
-user's repository by earlier versions; they are left where they are and not listed."""
-
-FILES_TOUCHED_KEPT = 100
-"""At most this many paths of ``files_touched`` are kept in a checkpoint's commit message
-(``meta["files_touched_count"]`` says how many there were), so a first checkpoint of a
-10,000-file folder has a short message and listing stays cheap."""
-
 _T = TypeVar("_T")
-_META_KEY = "tandem-checkpoint: "
-_GITLINK = "160000"
-
-
-class CheckpointError(Exception):
-    """A checkpoint operation failed (unknown id, git failure, nothing to undo...)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
-    """One snapshot of the working tree.
-
-    Attributes:
-        id: short unique id (``YYYYmmddTHHMMSS-xxxxxx``, UTC).
-        ref: the private ref holding it, ``refs/tandem/checkpoints/<id>``.
-        commit: the commit's object name (40 hex).
-        created_at: creation time, seconds since the epoch.
-        turn: the agent turn it precedes, if given.
-        label: human-readable label.
-        files_touched: paths that differ from the previous checkpoint (or ``HEAD``), sorted;
-            at most :data:`FILES_TOUCHED_KEPT` of them (the first ones).
-        kind: ``checkpoint``, or ``pre-restore`` for the automatic snapshot a restore takes.
-        restored_to: for ``pre-restore``, the id of the checkpoint that was restored.
-        base: the user's ``HEAD`` commit when the snapshot was taken (``None``: no repository
-            or an unborn branch).
-        skipped: ``(path, bytes)`` of untracked/ignored files left out by the size cap: not
-            recoverable from this checkpoint.
-        parts: what the checkpoint holds (``worktree``, and ``index``/``refs``/``stash`` in a
-            repository) and where (see :data:`SCHEMA`).
-        files_touched_count: how many paths differ (``len(files_touched)`` unless it was
-            cut to :data:`FILES_TOUCHED_KEPT`).
-    """
-
-    id: str
-    ref: str
-    commit: str
-    created_at: float
-    turn: int | None
-    label: str
-    files_touched: tuple[str, ...]
-    kind: Literal["checkpoint", "pre-restore"] = "checkpoint"
-    restored_to: str | None = None
-    base: str | None = None
-    skipped: tuple[tuple[str, int], ...] = ()
-    parts: tuple[str, ...] = ("worktree",)
-    files_touched_count: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Retention:
-    """How long checkpoints are kept (``Settings.checkpoint_keep_*``).
-
-    Attributes:
-        keep_count: the newest this many are kept (at least 1).
-        max_age_s: older ones are deleted (seconds).
-        min_age_s: younger ones are never deleted (seconds).
-        gc_every: garbage-collect the store once this many were deleted.
-    """
-
-    keep_count: int = 200
-    max_age_s: float = 30 * 86400.0
-    min_age_s: float = 3600.0
-    gc_every: int = 10
-
-
-DEFAULT_RETENTION = Retention()
-"""The retention a store applies unless told otherwise (Settings defaults)."""
-
-
-def retention_from_settings(settings: Any) -> Retention:
-    """The :class:`Retention` of ``settings`` (a ``core.settings.Settings``): its
-    ``checkpoint_keep_count``, ``checkpoint_keep_days`` (days) and
-    ``checkpoint_min_age_minutes`` (minutes), in the store's units (seconds)."""
-    return Retention(
-        keep_count=settings.checkpoint_keep_count,
-        max_age_s=settings.checkpoint_keep_days * 86400.0,
-        min_age_s=settings.checkpoint_min_age_minutes * 60.0,
-    )
-
-
 _Checkpoints = list[Checkpoint]
 _Paths = list[str]
 
@@ -211,6 +115,7 @@ class CheckpointStore:
         #: ref -> (commit, (created_ns, checkpoint) or None): listing parses only new refs
         self._listed: dict[str, tuple[str, tuple[int, Checkpoint] | None]] = {}
         self._index_commits: dict[str, str] = {}  # index tree -> its container commit
+        self._made: tuple[str, str] | None = None  # (commit, tree) of the last one made here
 
     @property
     def location(self) -> Path:
@@ -418,26 +323,21 @@ class CheckpointStore:
         g.refresh_repo()
         targets = [
             *extra,
-            *self._removal_targets(removes, removes_unknown, git_clean, git_clean_cwds),
+            *removal_targets(self._git, removes, removes_unknown, git_clean, git_clean_cwds),
         ]
         tree, plan = g.snapshot_tree(targets, self.cap_bytes)
-        try:
-            try:
-                index_tree, repo_meta, keep = capture_repo(g)
-            except GitError:
-                g.present.clear()  # the store lost an object (gc elsewhere): copy all again
-                index_tree, repo_meta, keep = capture_repo(g)
-        except GitError as exc:
-            # a damaged repository: still keep the working tree (better than nothing)
-            _log.warning("checkpoint: index/refs/stash not captured (%s)", exc.returncode)
-            index_tree, keep = None, []
-            repo_meta = {"incomplete": ["index", "refs", "stash"]}
+        index_tree, repo_meta, keep = self._capture_parts()
         latest = self._latest()
         previous = latest.commit if latest else None
         head_known, base = repo_meta.pop("_head", (False, None))
         if not head_known:
             base = g.user_repo.head_commit() if g.user_repo is not None else None
-        if previous:
+        delta = g.last_delta
+        made_here = self._made or ("", "")
+        if previous and delta and (previous, delta[0], tree) == (*made_here, delta[1]):
+            # the previous checkpoint is the kept index's base: the walk knows what changed
+            files = tuple(sorted(delta[2]))
+        elif previous:
             touched = g.run(
                 "diff-tree", "-r", "-z", "--no-renames", "--name-only", f"{previous}^{{tree}}", tree
             )
@@ -493,7 +393,7 @@ class CheckpointStore:
             "skipped": [[rel, size] for rel, size in plan.skipped],
             **repo_meta,
         }
-        message = f"{label}\n\n{_META_KEY}{json.dumps(meta, separators=(',', ':'))}\n"
+        message = f"{label}\n\n{META_KEY}{json.dumps(meta, separators=(',', ':'))}\n"
         args = ["commit-tree", "--no-gpg-sign", tree, "-F", "-"]
         for parent in parents:
             args[3:3] = ["-p", parent]
@@ -536,9 +436,27 @@ class CheckpointStore:
             parts=tuple(parts),
             files_touched_count=len(files),
         )
-        if _parse(commit, ref, message) == (created_ns, made):  # listing knows it already
+        if parse(commit, ref, message) == (created_ns, made):  # listing knows it already
             self._listed[ref] = (commit, (created_ns, made))
+        self._made = (commit, tree)
         return made
+
+    def _capture_parts(self) -> tuple[str | None, dict[str, Any], _Paths]:
+        """The repository parts (:func:`capture_repo`, once more after a gc elsewhere; a
+        damaged repository gives ``incomplete`` parts)."""
+        g = self._git
+        try:
+            try:
+                index_tree, repo_meta, keep = capture_repo(g)
+            except GitError:
+                g.present.clear()  # the store lost an object (gc elsewhere): copy all again
+                index_tree, repo_meta, keep = capture_repo(g)
+        except GitError as exc:
+            # a damaged repository: still keep the working tree (better than nothing)
+            _log.warning("checkpoint: index/refs/stash not captured (%s)", exc.returncode)
+            index_tree, keep = None, []
+            repo_meta = {"incomplete": ["index", "refs", "stash"]}
+        return index_tree, repo_meta, keep
 
     def _create_retained(
         self,
@@ -561,63 +479,6 @@ class CheckpointStore:
         )
         self._retain()
         return made
-
-    def _removal_targets(
-        self,
-        removes: Sequence[str],
-        removes_unknown: bool,
-        git_clean: Sequence[Sequence[str]],
-        git_clean_cwds: Sequence[str | None] = (),
-    ) -> _Paths:
-        g = self._git
-        found = expand_targets(self.workspace, removes)
-        root = str(self.workspace)
-        cwds = list(git_clean_cwds)
-        cleans: list[tuple[list[str], str | None]] = [
-            (clean_dry_run_args(list(args)), cwds[i] if i < len(cwds) else root)
-            for i, args in enumerate(git_clean)
-        ]
-        if removes_unknown:
-            cleans.append((clean_dry_run_args(None), root))
-        widest = False
-        for args, cwd in cleans:
-            if g.user_repo is None:
-                found.extend(expand_targets(self.workspace, ["."]))
-                break
-            listed = None if cwd is None else self._clean_listing(args, Path(cwd))
-            if listed is None:  # unknown directory or a listing error: the widest listing
-                if widest:
-                    continue
-                widest = True
-                listed = self._clean_listing(clean_dry_run_args(None), self.workspace)
-                if listed is None:  # not even that: every file of the workspace, capped
-                    found.extend(expand_targets(self.workspace, ["."]))
-                    continue
-            found.extend(expand_targets(self.workspace, listed))
-        return list(dict.fromkeys(found))
-
-    def _clean_listing(self, args: Sequence[str], cwd: Path) -> _Paths | None:
-        """What ``git clean <args>`` (a dry run) lists when run in ``cwd``, as absolute
-        paths; ``None`` when ``cwd`` is not inside the workspace or git fails (a pathspec
-        outside the repository, a missing folder)."""
-        g = self._git
-        assert g.user_repo is not None
-        full = Path(os.path.normpath(cwd if cwd.is_absolute() else self.workspace / cwd))
-        if full != self.workspace and self.workspace not in full.parents:
-            return None
-        if not full.is_dir():
-            return None
-        try:
-            out = run_git(
-                ["clean", *args],
-                cwd=full,
-                git_dir=g.user_repo.git_dir,
-                work_tree=self.workspace,
-            ).text
-        except GitError as exc:
-            _log.warning("checkpoint: git clean -n in %s failed (%s)", full, exc.returncode)
-            return None
-        return [os.path.join(full, p.rstrip("/")) for p in parse_clean_output(out)]
 
     def _unheld(self, paths: Sequence[str]) -> _Paths:
         latest = self._latest()
@@ -663,7 +524,7 @@ class CheckpointStore:
     ) -> Recoverability:
         g = self._git
         g.refresh_repo()
-        targets = self._removal_targets(removes, removes_unknown, git_clean, git_clean_cwds)
+        targets = removal_targets(self._git, removes, removes_unknown, git_clean, git_clean_cwds)
         untracked = g.untracked()
         known = set(untracked) | g.user_tracked()
         targets = [t for t in targets if t not in known or t in set(untracked)]
@@ -691,7 +552,7 @@ class CheckpointStore:
         g = self._git
         if g.rev(f"{a.commit}^{{tree}}") != g.rev(f"{b.commit}^{{tree}}"):
             return False
-        return _state_meta(g, a) == _state_meta(g, b) and a.skipped == b.skipped
+        return state_meta(g, a) == state_meta(g, b) and a.skipped == b.skipped
 
     def _list(self) -> _Checkpoints:
         """All checkpoints, oldest first: the refs are listed (names and ids only) and only
@@ -710,9 +571,13 @@ class CheckpointStore:
             if known is not None and known[0] == commit:
                 listed[ref] = known
             elif commit in messages:
-                listed[ref] = (commit, _parse(commit, ref, messages[commit]))
+                listed[ref] = (commit, parse(commit, ref, messages[commit]))
         self._listed = listed
-        items = [parsed for _commit, parsed in listed.values() if parsed is not None]
+        return self._known()
+
+    def _known(self) -> _Checkpoints:
+        """The checkpoints of the last listing (and those made since), oldest first."""
+        items = [parsed for _commit, parsed in self._listed.values() if parsed is not None]
         items.sort(key=lambda pair: (pair[0], pair[1].id))
         return [cp for _, cp in items]
 
@@ -769,7 +634,7 @@ class CheckpointStore:
             f"{pre.commit}^{{tree}}",
             f"{target.commit}^{{tree}}",
         )
-        removals, writes = _parse_raw(raw)
+        removals, writes = parse_raw(raw)
         for rel in removals:
             self._remove(rel)
         safe_writes = [rel for rel, _added in writes if self._may_write(rel, rel in unsafe)]
@@ -800,15 +665,15 @@ class CheckpointStore:
 
     def _meta(self, checkpoint: Checkpoint) -> dict[str, Any]:
         message = self._git.run("cat-file", "commit", checkpoint.commit).partition("\n\n")[2]
-        return _meta_of(message) or {}
+        return meta_of(message) or {}
 
     def _delete(self, ids: Sequence[str]) -> None:
         g = self._git
         lines: list[str] = []
-        parts = g.run("for-each-ref", "--format=%(refname)", _PARTS_PREFIX)
+        parts = g.run("for-each-ref", "--format=%(refname)", PARTS_PREFIX)
         doomed = set(ids)
         for name in parts.splitlines():
-            if name[len(_PARTS_PREFIX) :].split("/", 1)[0] in doomed:
+            if name[len(PARTS_PREFIX) :].split("/", 1)[0] in doomed:
                 lines.append(f"delete {name}\n")
         lines.extend(f"delete {REF_PREFIX}{cid}\n" for cid in ids)
         if lines:
@@ -822,12 +687,15 @@ class CheckpointStore:
         self._gc()
         return doomed
 
-    def _expired(self, retention: Retention, now: float | None) -> _Paths:
-        """Ids retention deletes now, oldest first (see :meth:`prune`)."""
+    def _expired(
+        self, retention: Retention, now: float | None, items: _Checkpoints | None = None
+    ) -> _Paths:
+        """Ids retention deletes now, oldest first (see :meth:`prune`); ``items``: the
+        checkpoints (``None``: listed now)."""
         if retention.keep_count < 1:
             raise CheckpointError("keep_count must be at least 1")
         now = time.time() if now is None else now
-        items = self._list()
+        items = self._list() if items is None else items
         if not items:
             return []
         protected = {items[-1].id}
@@ -847,8 +715,18 @@ class CheckpointStore:
         return doomed
 
     def _retain(self) -> None:
-        """Automatic retention after a new checkpoint; gc once enough were deleted."""
+        """Automatic retention after a new checkpoint; gc once enough were deleted.
+
+        It first works on the listing the new checkpoint was made with (the new one
+        added): when that deletes nothing, nothing is listed again (what another process
+        created since is seen next time; keeping more is safe). When it would delete some,
+        the checkpoints are listed again and retention applied to that listing: another
+        process's restore since then protects its pre-restore checkpoint's target, which
+        the older listing does not know (deleting a ref that is already gone is no error).
+        """
         if self.retention is None:
+            return
+        if not self._expired(self.retention, None, self._known()):
             return
         doomed = self._expired(self.retention, None)
         if not doomed:
@@ -917,82 +795,3 @@ class CheckpointStore:
             _log.warning("checkpoint restore: left a file over the cap in place of a snapshot file")
             return False
         return True
-
-
-def _meta_of(message: str) -> dict[str, Any] | None:
-    meta: Any = None
-    for line in message.splitlines():
-        if line.startswith(_META_KEY):
-            try:
-                meta = json.loads(line[len(_META_KEY) :])
-            except ValueError:
-                meta = None
-    return meta if isinstance(meta, dict) else None
-
-
-def _state_meta(g: GitBackend, cp: Checkpoint) -> tuple[object, ...]:
-    """What besides the tree makes two checkpoints' states equal (index, refs, stash)."""
-    message = g.run("cat-file", "commit", cp.commit).partition("\n\n")[2]
-    meta = _meta_of(message) or {}
-    index = g.rev(f"{cp.commit}^1^{{tree}}") if "index" in cp.parts else None
-    keys = ("head", "refs", "stash_log", "index_unmerged", "extra")
-    return (index, *(json.dumps(meta.get(k), sort_keys=True) for k in keys))
-
-
-def _parse(commit: str, ref: str, message: str) -> tuple[int, Checkpoint] | None:
-    label, _, rest = message.partition("\n")
-    meta = _meta_of(rest)
-    if meta is None:
-        return None
-    created_ns = int(meta.get("created_ns") or 0)
-    turn = meta.get("turn")
-    kind: Literal["checkpoint", "pre-restore"] = (
-        "pre-restore" if meta.get("kind") == "pre-restore" else "checkpoint"
-    )
-    restored = meta.get("restored_to")
-    base = meta.get("base")
-    files = meta.get("files_touched") or []
-    count = meta.get("files_touched_count")
-    skipped_raw = meta.get("skipped") or []
-    skipped = tuple(
-        (str(item[0]), int(item[1]))
-        for item in skipped_raw
-        if isinstance(item, list) and len(item) == 2
-    )
-    parts = meta.get("parts") or {"worktree": "tree"}
-    return created_ns, Checkpoint(
-        id=ref.removeprefix(REF_PREFIX),
-        ref=ref,
-        commit=commit,
-        created_at=created_ns / 1e9,
-        turn=turn if isinstance(turn, int) else None,
-        label=label,
-        files_touched=tuple(str(f) for f in files) if isinstance(files, list) else (),
-        kind=kind,
-        restored_to=restored if isinstance(restored, str) else None,
-        base=base if isinstance(base, str) else None,
-        skipped=skipped,
-        parts=tuple(str(k) for k in parts) if isinstance(parts, dict) else ("worktree",),
-        files_touched_count=count
-        if isinstance(count, int) and count >= 0
-        else (len(files) if isinstance(files, list) else 0),
-    )
-
-
-def _parse_raw(raw: str) -> tuple[list[str], list[tuple[str, bool]]]:
-    """Split ``diff-tree -r -z`` raw output into paths to remove and (path, added) to write."""
-    removals: list[str] = []
-    writes: list[tuple[str, bool]] = []
-    fields = raw.split("\0")
-    i = 0
-    while i + 1 < len(fields):
-        header, path = fields[i], fields[i + 1]
-        i += 2
-        if not header.startswith(":"):
-            continue
-        _src_mode, dst_mode, _a, _b, status = header[1:].split(" ")
-        if status.startswith("D"):
-            removals.append(path)
-        elif dst_mode != _GITLINK:
-            writes.append((path, status.startswith("A")))
-    return removals, writes

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
-import re
 import sys
 from collections.abc import Mapping
 from typing import Any
 
+from core.toml_text import toml_literal
 from core.tools.codex import CodexExecArgs
 
 __all__ = [
@@ -76,66 +75,6 @@ def shell_env_excludes(configured: Any = None) -> list[str]:
     """
     extra = [str(v) for v in configured] if isinstance(configured, (list, tuple)) else []
     return list(dict.fromkeys([*_KEY_VARIABLES, *extra]))
-
-
-#: What a TOML basic string must escape (toml.io v1.0.0, "String"): the quotation mark, the
-#: backslash and the control characters; surrogates are no Unicode scalar values at all.
-_TOML_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\\x7f\ud800-\udfff]')
-_TOML_SHORT = {
-    '"': r"\"",
-    "\\": r"\\",
-    "\b": r"\b",
-    "\t": r"\t",
-    "\n": r"\n",
-    "\f": r"\f",
-    "\r": r"\r",
-}
-
-
-def _toml_escape(match: re.Match[str]) -> str:
-    char = match.group()
-    if char in _TOML_SHORT:
-        return _TOML_SHORT[char]
-    if "\ud800" <= char <= "\udfff":
-        return "\ufffd"  # a lone surrogate cannot be written in TOML (nor passed in argv)
-    return f"\\u{ord(char):04x}"
-
-
-def _toml_string(text: str) -> str:
-    """``text`` as a TOML basic string: other characters stay as they are (UTF-8 in argv).
-
-    Not ``json.dumps``: its ``\\ud83d\\ude00`` surrogate pairs are invalid TOML, and the CLI
-    0.171.0 then passes the text on with every escape unresolved (checked).
-    """
-    return '"' + _TOML_NEEDS_ESCAPE.sub(_toml_escape, text) + '"'
-
-
-def toml_literal(value: Any) -> str:
-    """``value`` as a TOML literal for ``--config key=<literal>`` (strings: TOML basic
-    strings, any Unicode text; a lone surrogate becomes U+FFFD).
-
-    Raises:
-        TypeError: a value TOML cannot hold (``None``, a non-finite float, other objects).
-    """
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise TypeError("TOML config values must be finite numbers.")
-        return repr(value)
-    if isinstance(value, str):
-        return _toml_string(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(toml_literal(v) for v in value) + "]"
-    if isinstance(value, Mapping):
-        return (
-            "{"
-            + ", ".join(f"{_toml_string(str(k))} = {toml_literal(v)}" for k, v in value.items())
-            + "}"
-        )
-    raise TypeError(f"cannot write {type(value).__name__} as a TOML config value")
 
 
 def provider_config(base_url: str, *, key_fd: int | None = None) -> dict[str, Any]:

@@ -10,12 +10,18 @@ scrubbed) once: the journal grows with what happened, not with how often it was 
 
 Scrubbing results are cached in memory by the digest of the item's unscrubbed JSON text (a
 process-local digest, never stored) for as long as the registered secrets stay the same
-(:func:`core.redaction.secrets_generation`).
+(:func:`core.redaction.secrets_generation`). An item handed over frozen
+(:class:`core.run_state_snapshot.FrozenJson`, as run-state snapshots are) is known by identity:
+its digest is taken from the JSON text it carries (never encoded again), and the hash of its
+stored blob is noted on the object itself (by writer, session, nested paths, key scrubbing and
+secrets generation), so the next snapshot holding the same object costs a dict lookup; what a
+new frozen item stores is its carried text, parsed and scrubbed (so the blob under that text's
+digest is always that text's content). Text holding a lone surrogate (a model's ``\\ud800``
+escape, which UTF-8 cannot encode) is stored with JSON's ASCII escapes and reads back the same.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import sqlite3
@@ -24,6 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from core.redaction import redact, secrets_generation
+from core.run_state_snapshot import FrozenJson
 
 __all__ = ["BlobWriter", "expand", "split_paths"]
 
@@ -76,6 +83,12 @@ class BlobWriter:
         self._cache: OrderedDict[tuple[Any, ...], str] = OrderedDict()
         self._generation = secrets_generation()
         self._pending: list[tuple[tuple[Any, ...], str]] = []
+        self._pending_frozen: list[tuple[FrozenJson, tuple[Any, ...], str]] = []
+        # what this transaction stored so far (an item held twice in one value, e.g. a call
+        # in a model response and in a run item, is scrubbed once): digest keys, and
+        # (id(frozen item), note) while the item is held by _pending_frozen
+        self._in_txn: dict[tuple[Any, ...], str] = {}
+        self._token = object()  # this writer (its secrets) in the notes on frozen items
 
     def scrub_and_split(
         self,
@@ -109,7 +122,7 @@ class BlobWriter:
         segments = [tuple(s) for s in split_paths(paths)]
         scrubbed, used = self._scrub(db, session_id, value, segments, by_key)
         refs = [p for p, segs in zip(paths, split_paths(paths), strict=True) if tuple(segs) in used]
-        return json.dumps(scrubbed, ensure_ascii=False), (json.dumps(refs) if refs else None)
+        return _json_text(scrubbed), (json.dumps(refs) if refs else None)
 
     def committed(self) -> None:
         """The transaction committed: remember the blobs it wrote."""
@@ -118,11 +131,17 @@ class BlobWriter:
             self._cache.move_to_end(key)
         while len(self._cache) > _CACHE_ENTRIES:
             self._cache.popitem(last=False)
+        for frozen, note, blob_hash in self._pending_frozen:
+            frozen.memo[note] = blob_hash
         self._pending.clear()
+        self._pending_frozen.clear()
+        self._in_txn.clear()
 
     def rolled_back(self) -> None:
         """The transaction rolled back: forget the blobs it would have written."""
         self._pending.clear()
+        self._pending_frozen.clear()
+        self._in_txn.clear()
 
     def _scrub(
         self,
@@ -171,18 +190,40 @@ class BlobWriter:
         by_key: bool,
     ) -> str:
         key: tuple[Any, ...] | None = None
-        try:
-            raw = json.dumps(item, ensure_ascii=False)
-        except (TypeError, ValueError):
-            raw = None  # not plain JSON: scrubbed and hashed without the cache
+        note: tuple[Any, ...] | None = None
+        raw: str | None
+        if isinstance(item, FrozenJson):
+            # the same object as in an earlier value: its blob is stored (same secrets)
+            note = (self._token, session_id, by_key, nested, self._generation)
+            known = item.memo.get(note)
+            if known is None:
+                known = self._in_txn.get((id(item), note))
+            if known is not None:
+                return str(known)
+            raw = item.json_text
+            if raw is None:
+                raw = _dumps_or_none(item)
+        else:
+            raw = _dumps_or_none(item)  # not plain JSON: scrubbed and hashed without the cache
         if raw is not None:
             key = (session_id, by_key, nested, _digest(raw))
             cached = self._cache.get(key)
             if cached is not None:
                 self._cache.move_to_end(key)
+                if note is not None:
+                    item.memo[note] = cached  # a committed blob
                 return cached
-        scrubbed, _used = self._scrub(db, session_id, item, list(nested), by_key)
-        text = json.dumps(scrubbed, ensure_ascii=False)
+            cached = self._in_txn.get(key)
+            if cached is not None:
+                return cached
+        content = item
+        if note is not None and not nested and raw is not None and raw is item.json_text:
+            # what is stored under the digest of the carried text is that text's content,
+            # even if the item was changed in place after it was frozen (and JSON's spelling
+            # of its keys, as the state's text has them)
+            content = json.loads(raw)
+        scrubbed, _used = self._scrub(db, session_id, content, list(nested), by_key)
+        text = _json_text(scrubbed)
         blob_hash = _digest(text)
         db.execute(
             "INSERT OR IGNORE INTO blobs (session_id, hash, json) VALUES (?, ?, ?)",
@@ -190,7 +231,30 @@ class BlobWriter:
         )
         if key is not None:
             self._pending.append((key, blob_hash))
+            self._in_txn[key] = blob_hash
+        if note is not None:
+            self._pending_frozen.append((item, note, blob_hash))
+            self._in_txn[(id(item), note)] = blob_hash
         return blob_hash
+
+
+def _json_text(value: Any) -> str:
+    """``value`` as JSON text SQLite can store: UTF-8 as it is, or, when a string holds a lone
+    surrogate (a model's ``"\\ud800"`` escape, which UTF-8 cannot encode), ASCII with escapes,
+    which reads back as the same value."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return text
+
+
+def _dumps_or_none(item: Any) -> str | None:
+    try:
+        return json.dumps(item, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
 
 
 def _outermost(segments: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
@@ -208,7 +272,7 @@ def _nested(top: tuple[str, ...], segments: list[tuple[str, ...]]) -> tuple[tupl
 
 def _shallow_copies(value: Any, segments: Iterable[Sequence[str]]) -> Any:
     """A copy of ``value`` whose containers along ``segments`` are new (the rest shared)."""
-    root = copy.copy(value) if isinstance(value, (dict, list)) else value
+    root = _plain_copy(value) if isinstance(value, (dict, list)) else value
     for segs in segments:
         _copy_along(root, segs)
     return root
@@ -229,9 +293,14 @@ def _copy_along(container: Any, segments: Sequence[str]) -> None:
     for key in keys:
         child = container[key]
         if isinstance(child, (dict, list)):
-            child = copy.copy(child)
+            child = _plain_copy(child)
             container[key] = child
             _copy_along(child, rest)
+
+
+def _plain_copy(value: dict[Any, Any] | list[Any]) -> dict[Any, Any] | list[Any]:
+    """A shallow copy as a plain ``dict``/``list`` (a frozen item's copy can be assigned to)."""
+    return dict(value) if isinstance(value, dict) else list(value)
 
 
 def expand(

@@ -401,11 +401,16 @@ class SessionJournal:
         return SessionRecord(r[0], r[1], r[2], r[3], r[4], r[5], int(r[6]), bool(r[7]))
 
     def save_run_state(self, session_id: str, state_json: str | Mapping[str, Any] | None) -> None:
-        """Store the serialised ``RunState`` (``RunState.to_string()`` text or its
-        ``to_json()`` dict), or clear it with ``None``. String values inside are scrubbed of
-        secret patterns (keys are kept so the state still loads). The snapshot is
-        incremental: its items (:data:`RUN_STATE_REF_PATHS`) that the session already
-        stored (earlier snapshots, events) are not written or scrubbed again.
+        """Store the serialised ``RunState`` (``RunState.to_string()`` text, its
+        ``to_json()`` dict or a :class:`core.run_state_snapshot.SnapshotMemo` snapshot), or
+        clear it with ``None``. String values inside are scrubbed of secret patterns (keys are
+        kept so the state still loads). The snapshot is incremental: its items
+        (:data:`RUN_STATE_REF_PATHS`) that the session already stored (earlier snapshots,
+        events) are not written or scrubbed again. Pass the dict, not the text: the text is
+        parsed whole here, while a memo snapshot's items are known by identity (frozen items
+        of earlier snapshots cost a lookup; new ones are hashed from the JSON text they carry,
+        and scrubbed unless an event already stored them). The stored rows, and what
+        :meth:`load_run_state` returns, are the same for the three forms.
 
         Raises:
             JournalError: unknown session, or ``state_json`` is not valid JSON.
@@ -559,7 +564,10 @@ class SessionJournal:
         self, session_id: str, state_json: str | Mapping[str, Any] | None, status: str
     ) -> Future[None]:
         """Queue :meth:`save_run_state` then :meth:`set_status` on the writer thread and
-        return at once, so scrubbing a large run state never runs on the GUI thread.
+        return at once, so scrubbing a large run state never runs on the GUI thread. A dict
+        is read when the write runs: pass one nothing changes afterwards (a
+        :class:`core.run_state_snapshot.SnapshotMemo` snapshot: fresh containers, frozen
+        items).
 
         Written in call order with :meth:`append_nowait`; :meth:`flush` waits for it. An
         error is logged (without the state).

@@ -42,9 +42,36 @@ async def test_streamed_deltas_and_the_finished_message_share_one_id(responses_s
     for d in deltas:
         by_index[d.output_index].add(d.item_id)
     assert by_index == {0: {first}, 1: {second}}
-    # and so does the history the next request sends
-    history_ids = [i.get("id") for i in result.to_input_list() if i.get("type") == "message"]
-    assert history_ids[-2:] == [first, second]
+    # the made-up ids are Tandem's own: the history the next request sends goes without them
+    history = [i for i in result.to_input_list() if i.get("type") == "message"]
+    assert [i["content"][0]["text"] for i in history[-2:]] == ["first answer", "second answer"]
+    assert all("id" not in i for i in history[-2:])
+
+
+async def test_made_up_ids_never_reach_the_server_and_server_ids_do(responses_server, model):
+    from core import function_tool
+
+    @function_tool
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return f"value of {key}"
+
+    call = items.function_call("lookup", {"key": "a"})
+    del call["id"]
+    responses_server.enqueue([_id_less("thinking aloud"), call])
+    responses_server.enqueue([items.message("done", id="msg_server_2")])
+    responses_server.enqueue([items.message("again")])
+    agent = Agent(name="a", model=model, tools=[lookup])
+    first = await Runner.run(agent, "go")
+    made_up = [i.raw_item.get("id") for i in first.new_items[:2]]
+    assert all(GENERATED_ID_MARK in str(i) for i in made_up)  # the items keep their ids
+    await Runner.run(agent, [*first.to_input_list(), {"role": "user", "content": "more"}])
+    sent = [r.body["input"] for r in responses_server.responses_requests[1:]]
+    for body in sent:
+        assert GENERATED_ID_MARK not in str(body)
+    assert any(i.get("id") == "msg_server_2" for i in sent[-1])
+    calls = [i for i in sent[0] if i.get("type") == "function_call"]
+    assert calls and calls[0]["call_id"] == call["call_id"]
 
 
 async def test_ids_the_server_sends_are_kept(responses_server, model):

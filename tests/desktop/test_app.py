@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from harnesses.sessions import SessionJournal
 from tests.desktop import app_scenario
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.desktop.crash import kill_at_session_line
 
 
 def run_qasync(coro_factory: Any) -> Any:
@@ -119,24 +114,7 @@ def test_review_approve_terminal_and_restore(repo, tmp_path, qtbot):
 
 def test_session_survives_a_crash_and_continues(repo, tmp_path, qtbot):
     journal_path = tmp_path / "journal.sqlite3"
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.desktop.app_scenario", str(repo), str(journal_path)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
-    )
-    try:
-        line = child.stdout.readline() if child.stdout else ""
-        assert line.startswith("SESSION "), child.stderr.read() if child.stderr else ""
-        os.kill(child.pid, signal.SIGKILL)  # the crash
-        assert child.wait(timeout=30) == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-    session_id = line.split()[1]
+    session_id = kill_at_session_line("tests.desktop.app_scenario", [repo, journal_path])[1]
     assert not (repo / "made.txt").exists()
     journal = SessionJournal(journal_path)
     assert journal.load_run_state(session_id)

@@ -24,12 +24,9 @@ from desktop.views.conversation_view import ConversationView
 from harnesses.codex import local_codex_binary
 from harnesses.workspace import Workspace
 from tests.support import items
+from tests.support.codex_cli import NO_RETRIES
 
 KEY = "sk-tandem-window-0123456789abcdef"
-NO_RETRIES = {
-    "model_providers.tandem.stream_max_retries": 0,
-    "model_providers.tandem.request_max_retries": 0,
-}
 
 
 @pytest.fixture
@@ -188,7 +185,9 @@ async def test_stalled_codex_card_offers_stop(
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     outputs = [
-        i for i in server.responses_requests[-1].body["input"] if i.get("type") == "function_call_output"
+        i
+        for i in server.responses_requests[-1].body["input"]
+        if i.get("type") == "function_call_output"
     ]
     assert "Codex was stopped by the user." in outputs[0]["output"]
     assert card.status_name == "completed" and not card.stop_button.isVisibleTo(card)

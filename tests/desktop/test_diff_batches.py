@@ -30,8 +30,8 @@ def _dense(lines: int, every: int = 12) -> tuple[str, str]:
     return old, new
 
 
-def _view(qtbot) -> DiffView:
-    view = DiffView()
+def _view(qtbot, *, build_process: bool = True) -> DiffView:
+    view = DiffView(build_process=build_process)
     qtbot.addWidget(view)
     view.resize(1200, 700)
     view.show()
@@ -110,12 +110,22 @@ def test_an_edit_restored_before_its_hunk_arrives_is_counted(qtbot) -> None:
 def test_the_switch_interval_is_lowered_only_while_a_build_runs(qtbot) -> None:
     before = sys.getswitchinterval()
     old, new = _dense(20_000)
-    view = _view(qtbot)
+    view = _view(qtbot, build_process=False)  # a worker thread shares this process's GIL
     view.stream_file("g.py", old, new, proposal_id="p", hunks=compute_hunks(old, new))
     assert sys.getswitchinterval() == min(before, BUILD_SWITCH_INTERVAL_S)
     qtbot.waitUntil(lambda: not view.building("g.py"), timeout=60_000)
     assert view.wait_built(60)
     qtbot.waitUntil(lambda: not view._stream._timer.isActive(), timeout=10_000)
+    assert sys.getswitchinterval() == before
+
+
+def test_a_process_build_leaves_the_switch_interval_alone(qtbot) -> None:
+    before = sys.getswitchinterval()
+    old, new = _dense(20_000)
+    view = _view(qtbot)  # the build runs in a process of its own: no GIL to hand back
+    view.stream_file("g.py", old, new, proposal_id="p", hunks=compute_hunks(old, new))
+    assert view._stream.processes() and sys.getswitchinterval() == before
+    qtbot.waitUntil(lambda: not view.building("g.py"), timeout=60_000)
     assert sys.getswitchinterval() == before
 
 

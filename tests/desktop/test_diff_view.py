@@ -235,6 +235,21 @@ def test_review_state_tracks_verdicts_edits_and_comments() -> None:
 # widget --------------------------------------------------------------------------------------
 
 
+def test_home_and_end_reach_the_first_and_last_hunk(qtbot) -> None:
+    diff = build_file_diff("a.txt", OLD, _modified(), proposal_id="prop-1")
+    assert len(diff.hunks) >= 3
+    view = _view(qtbot, [diff])
+    rows = _rows_widget(view)
+    for key, modifier, expected in (
+        (Qt.Key.Key_End, Qt.KeyboardModifier.NoModifier, -1),
+        (Qt.Key.Key_Home, Qt.KeyboardModifier.NoModifier, 0),
+        (Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier, -1),
+        (Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier, 0),
+    ):
+        qtbot.keyClick(rows, key, modifier)
+        assert view.current_hunk() is diff.hunks[expected], (key, modifier)
+
+
 def test_keys_navigate_decide_and_apply_carries_decisions(qtbot) -> None:
     diff = build_file_diff("a.txt", OLD, _modified(), proposal_id="prop-1")
     view = _view(qtbot, [diff])

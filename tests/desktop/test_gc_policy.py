@@ -88,3 +88,50 @@ def test_a_build_worker_runs_below_the_gui_threads_priority() -> None:
     worker.join(10)
     assert seen == [max(gui, BUILD_NICE)]
     assert nice() == gui  # the GUI thread keeps its priority
+
+
+class _Node:
+    """A cycle's member (weak-referenceable)."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+@pytest.mark.usefixtures("_interpreter")
+def test_a_full_pass_freezes_its_survivors_and_the_deep_pass_frees_cycles_that_died_frozen() -> (
+    None
+):
+    import weakref
+
+    from desktop.gc_policy import collect_deep, collect_recent
+
+    gc.disable()
+    try:
+        frozen_before = gc.get_freeze_count()
+        kept = [_Node() for _ in range(1_000)]
+        collect_recent()
+        assert gc.get_freeze_count() >= frozen_before + 1_000  # the next pass skips them
+        tracked = len(gc.get_objects())  # what a pass scans now: not the frozen ones
+        assert tracked < gc.get_freeze_count()
+        probe = weakref.ref(kept[0])
+        del kept  # the cycles die while frozen
+        collect_recent()
+        assert probe() is not None  # a pass over the recent objects does not see them
+        collect_deep()
+        assert probe() is None  # the deep pass does
+    finally:
+        gc.unfreeze()
+
+
+@pytest.mark.usefixtures("_interpreter")
+def test_the_three_timers_run_at_their_intervals() -> None:
+    owner = QObject()
+    timers = install_gui_thread_gc(
+        owner, young_ms=11, full_ms=22, deep_ms=33, settle_ms=None, switch_interval_s=None
+    )
+    try:
+        assert [t.interval() for t in timers] == [11, 22, 33]
+        assert all(t.isActive() for t in timers)
+    finally:
+        for timer in timers:
+            timer.stop()

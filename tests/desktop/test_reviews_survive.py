@@ -11,10 +11,6 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +20,8 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 from desktop.views.diff_model import Verdict
 from harnesses.sessions import SessionJournal
 from tests.desktop import app_scenario
-from tests.desktop.test_app import ROOT, next_signal, run_qasync
+from tests.desktop.crash import kill_at_session_line
+from tests.desktop.test_app import next_signal, run_qasync
 
 
 @pytest.fixture
@@ -46,31 +43,9 @@ def _summary(card: Any) -> str:
 
 
 def _crash_during_review(repo: Path, journal_path: Path) -> str:
-    child = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.desktop.app_scenario",
-            str(repo),
-            str(journal_path),
-            "review",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
-    )
-    try:
-        line = child.stdout.readline() if child.stdout else ""
-        assert line.startswith("SESSION "), child.stderr.read() if child.stderr else ""
-        os.kill(child.pid, signal.SIGKILL)  # the crash, while the patch waits for review
-        assert child.wait(timeout=30) == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-    return line.split()[1]
+    # the crash, while the patch waits for review
+    words = kill_at_session_line("tests.desktop.app_scenario", [repo, journal_path, "review"])
+    return words[1]
 
 
 def test_sigkill_during_review_then_relaunch_shows_it_waiting_with_its_decisions(

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,9 +23,9 @@ import pytest
 
 from core.settings import Settings, save_settings
 from harnesses.sessions import SessionJournal
+from tests.desktop.crash import kill_at_session_line
 from tests.support import items
 
-ROOT = Path(__file__).resolve().parents[2]
 TASK = "Run the tests and fix the bug"
 
 
@@ -56,34 +54,11 @@ def _child(settings_path: Path, repo: Path, journal_path: Path) -> None:
 
 
 def _crash(settings_path: Path, repo: Path, journal_path: Path) -> str:
-    child = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.desktop.test_session_mode",
-            str(settings_path),
-            str(repo),
-            str(journal_path),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+    # the crash, between the prompt and the answer
+    words = kill_at_session_line(
+        "tests.desktop.test_session_mode", [settings_path, repo, journal_path]
     )
-    try:
-        line = child.stdout.readline() if child.stdout else ""
-        assert line.startswith("SESSION "), child.stderr.read() if child.stderr else ""
-        os.kill(child.pid, signal.SIGKILL)  # the crash, between the prompt and the answer
-        assert child.wait(timeout=30) == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        for stream in (child.stdout, child.stderr):
-            if stream is not None:
-                stream.close()
-    _, session_id, call_id = line.split()
+    _, session_id, call_id = words
     assert call_id == "c1"
     return session_id
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,8 +25,8 @@ from core import Agent, ScriptedModel
 from core.settings import Settings
 from harnesses.sessions import SessionJournal
 from harnesses.workspace import Workspace
+from tests.desktop.crash import kill_at_session_line
 
-ROOT = Path(__file__).resolve().parents[2]
 FIRST_TASK = "Say hello to the team\nand nothing else"
 SECOND_TASK = "Run the build and report"
 WAIT = "echo READY; for i in $(seq 600); do [ -e stop ] && break; sleep 0.1; done"
@@ -109,28 +107,13 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _crash(repo: Path, journal_path: Path) -> str:
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.desktop.test_sessions_reopen", str(repo), str(journal_path)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+    # the crash, in the middle of a command; the orphaned command then ends at once
+    words = kill_at_session_line(
+        "tests.desktop.test_sessions_reopen",
+        [repo, journal_path],
+        after_kill=lambda: (repo / "stop").write_text(""),
     )
-    try:
-        line = child.stdout.readline() if child.stdout else ""
-        assert line.startswith("SESSION "), child.stderr.read() if child.stderr else ""
-        os.kill(child.pid, signal.SIGKILL)  # the crash, in the middle of a command
-        assert child.wait(timeout=30) == -signal.SIGKILL
-    finally:
-        (repo / "stop").write_text("")  # the orphaned command ends at once
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        for stream in (child.stdout, child.stderr):
-            if stream is not None:
-                stream.close()
-    return line.split()[1]
+    return words[1]
 
 
 def test_named_stated_and_restored_after_a_crash(repo: Path, tmp_path: Path, qtbot) -> None:

@@ -300,6 +300,35 @@ def test_sessions_list_into_head_ends_quietly(tmp_path):
     assert code == 141
 
 
+def test_tandem_run_into_head_stops_quietly_and_is_journaled_cancelled(tmp_path):
+    repo = _project(tmp_path)
+    many = "for i in $(seq 400); do echo line $i; done"
+    script = _script(tmp_path, _shell("c1", many), _shell("c2", many), _done())
+    env = _env(tmp_path / "home")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "desktop.cli", "run", "--model", script, "--yes", "--full-output",
+         "--repo", str(repo), "print many lines"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()  # `| head -1`: read one line, then go away
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    code = proc.wait(timeout=120)
+    proc.stderr.close()
+    assert first.startswith(b"tandem run in"), err
+    assert "Traceback" not in err and "BrokenPipeError" not in err and "failed" not in err, err
+    assert code == 141
+    with SessionJournal(_journal_in(env)) as journal:
+        (session,) = journal.sessions()
+        assert session.status == "cancelled"
+        kinds = [e.kind for e in journal.events(session.id)]
+    assert "run_cancelled" in kinds and "run_failed" not in kinds
+
+
 def _journal_in(env: dict[str, str]) -> Path:
     done = subprocess.run(
         [

@@ -170,8 +170,10 @@ async def test_same_size_same_mtime_edits_in_an_untracked_repository_are_capture
 
 
 async def test_a_next_checkpoint_starts_few_git_processes(tmp_path: Path) -> None:
-    """An untracked-heavy repository's next checkpoint: 12 git runs and 1 config listing
-    (the repository lookup, which has no explicit git dir); was 18 runs and 18 listings."""
+    """An untracked-heavy repository's next checkpoint: 6 git runs (the walk, update-index,
+    write-tree, the listing, commit-tree, update-ref; the user's refs and index reused, no
+    diff-tree) and 1 config listing (the repository lookup, which has no explicit git dir);
+    was 18 runs and 18 listings, then 12."""
     from harnesses.vcs import door_counters
 
     ws = tmp_path / "ws"
@@ -185,10 +187,12 @@ async def test_a_next_checkpoint_starts_few_git_processes(tmp_path: Path) -> Non
     old = config.stat().st_mtime_ns - 5 * 10**9
     for path in (config, store.location / "config"):
         os.utime(path, ns=(old, old))  # mtime only; ctime stays fresh, see below
+    from harnesses.checkpoints import _incremental
     from harnesses.vcs import runner
 
-    saved = runner._RACY_NS
+    saved, saved_rules = runner._RACY_NS, _incremental.RACY_NS
     runner._RACY_NS = -(10**12)  # treat the configs as settled (no waiting)
+    _incremental.RACY_NS = -(10**12)  # and the rule files, the user's refs and index
     try:
         await store.create("second")  # lists each repository's config once more
         (ws / "u1.txt").write_text("edited\n")
@@ -196,11 +200,11 @@ async def test_a_next_checkpoint_starts_few_git_processes(tmp_path: Path) -> Non
         checkpoint = await store.create("third")
         after = door_counters()
     finally:
-        runner._RACY_NS = saved
+        runner._RACY_NS, _incremental.RACY_NS = saved, saved_rules
     assert checkpoint.files_touched == ("u1.txt",)
     runs = after["runs"] - before["runs"]
     listings = after["listings"] - before["listings"]
-    assert runs <= 12, runs
+    assert runs <= 6, runs
     assert listings <= 1, listings
 
 
@@ -238,7 +242,7 @@ async def test_the_changed_only_cap_scan_skips_a_grown_file_and_takes_back_a_shr
     (ws / "u5.txt").write_bytes(b"x" * 5000)
     before = _runs()
     grown = await store.create("grown")
-    assert _runs() - before <= 9  # the incremental path (the full one runs 12 or more)
+    assert _runs() - before <= 6  # the incremental path (the full one runs 12 or more)
     assert grown.skipped == (("u5.txt", 5000),)
     tree = _store_git(store, "ls-tree", "-r", "--name-only", grown.commit).split("\n")
     assert "u5.txt" not in tree and "u4.txt" in tree
@@ -272,7 +276,7 @@ async def test_racy_edits_are_captured_on_the_incremental_path(tmp_path: Path) -
         (ws / "d" / "a.txt").write_text(text)  # same size, most often the same mtime tick
         before = _runs()
         checkpoint = await store.create(text)
-        assert _runs() - before <= 9
+        assert _runs() - before <= 6
         assert _store_git(store, "cat-file", "blob", f"{checkpoint.commit}:d/a.txt") == text.strip()
         assert await store.diff(checkpoint) == ""
     (ws / "u1.txt").unlink()
@@ -313,3 +317,35 @@ async def test_a_new_ignore_rule_is_applied_on_the_next_checkpoint(tmp_path: Pat
     third = await store.create("edited rule")
     tree = _store_git(store, "ls-tree", "-r", "--name-only", third.commit).split("\n")
     assert "keep.txt" not in tree and "build.log" in tree
+
+
+@pytest.mark.usefixtures("_settled_rules")
+async def test_retention_after_a_checkpoint_reuses_its_listing(tmp_path: Path) -> None:
+    """Automatic retention works on the listing the new checkpoint was made with: no second
+    ``for-each-ref`` per checkpoint, and it still deletes what is over the count (also what
+    another process made in between, seen by the next checkpoint)."""
+    from harnesses.checkpoints import Retention
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _user_git(ws, "init", "-q")
+    for n in range(10):
+        (ws / f"u{n}.txt").write_text(f"untracked {n}\n")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data")  # the default retention
+    await store.create("first")
+    await store.create("second")
+    (ws / "u1.txt").write_text("edited\n")
+    before = _runs()
+    await store.create("third")  # nothing expires: no second listing
+    assert _runs() - before <= 6
+    keep = Retention(keep_count=2, min_age_s=0.0)
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=keep)
+    (ws / "u2.txt").write_text("edited\n")
+    fourth = await store.create("fourth")
+    assert [c.label for c in await store.list()] == ["third", "fourth"]
+    other = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    await other.create("theirs")
+    (ws / "u3.txt").write_text("edited\n")
+    await store.create("fifth")
+    assert [c.label for c in await store.list()] == ["theirs", "fifth"]
+    assert fourth.id not in {c.id for c in await other.list()}

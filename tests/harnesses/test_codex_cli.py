@@ -37,23 +37,18 @@ from core.tools.codex import (
 )
 from core.tools.function import invoke_function_tool
 from harnesses.codex import (
-    PINNED_CODEX_VERSION,
     CodexNotFoundError,
     SubprocessCodexExec,
     build_argv,
     build_child_env,
     find_codex_binary,
-    local_codex_binary,
     needs_private_tmpdir,
     resolve_codex_binary,
 )
 from tests.support import items
+from tests.support.codex_cli import NO_RETRIES, pinned_codex_binary, write_codex_home
 from tests.support.seed import core_source, run_block
 
-NO_RETRIES = {
-    "model_providers.tandem.stream_max_retries": 0,
-    "model_providers.tandem.request_max_retries": 0,
-}
 CONFIG_TOML = """\
 analytics.enabled = false
 [features]
@@ -63,21 +58,13 @@ plugins = false
 
 @pytest.fixture(scope="module")
 def codex_bin() -> str:
-    binary = local_codex_binary()
-    if binary is None:
-        pytest.fail("Codex CLI not installed: run `bash scripts/install_codex.sh`")
-    version = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True)
-    assert version.stdout.strip() == f"codex-cli {PINNED_CODEX_VERSION}"
-    return str(binary)
+    return pinned_codex_binary()
 
 
 @pytest.fixture
 def codex_home(tmp_path: Path) -> Path:
     """A fresh CODEX_HOME under the temp dir (so the private-TMPDIR path is exercised)."""
-    home = tmp_path / "codex-home"
-    home.mkdir()
-    (home / "config.toml").write_text(CONFIG_TOML)
-    return home
+    return write_codex_home(tmp_path / "codex-home", CONFIG_TOML)
 
 
 @pytest.fixture
@@ -239,7 +226,9 @@ async def test_text_answer_reaches_outer_agent(responses_server, model, make_exe
     assert codex_request.headers["authorization"] == "Bearer codex-test-key"
     assert codex_request.body["model"] == "gpt-5.5" and "Say hello" in user_texts(codex_request)
     output = [
-        i for i in server.responses_requests[2].body["input"] if i.get("type") == "function_call_output"
+        i
+        for i in server.responses_requests[2].body["input"]
+        if i.get("type") == "function_call_output"
     ]
     payload = json.loads(output[0]["output"])
     assert payload["response"] == "hello from codex" and payload["thread_id"]
@@ -270,7 +259,9 @@ async def test_command_execution_events(responses_server, make_exec, repo):
     assert len(done) == 1 and "out-42" in done[0].aggregated_output
     assert done[0].status == "completed" and done[0].exit_code == 0
     replay = [
-        i for i in server.responses_requests[1].body["input"] if i.get("type") == "function_call_output"
+        i
+        for i in server.responses_requests[1].body["input"]
+        if i.get("type") == "function_call_output"
     ]
     assert replay and replay[0]["call_id"] == "x1" and "out-42" in json.dumps(replay[0])
 
@@ -386,7 +377,11 @@ async def test_http_401_is_a_tool_error_and_run_continues(responses_server, mode
     server.enqueue([items.message("auth failed, sorry")])
     result = await Runner.run(agent, "go")
     assert result.final_output == "auth failed, sorry"
-    out = [i for i in server.responses_requests[2].body["input"] if i.get("type") == "function_call_output"]
+    out = [
+        i
+        for i in server.responses_requests[2].body["input"]
+        if i.get("type") == "function_call_output"
+    ]
     text = out[0]["output"]
     assert text.startswith("An error occurred while running the tool.")
     assert "Codex turn failed" in text and "401" in text

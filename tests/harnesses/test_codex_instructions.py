@@ -21,22 +21,16 @@ from core.settings import Settings, settings_dir
 from core.tools.function import invoke_function_tool
 from desktop.delegates import codex_delegate
 from harnesses.codex import (
-    PINNED_CODEX_VERSION,
     codex_instructions_text,
     instructions_config,
-    local_codex_binary,
     toml_literal,
 )
 from harnesses.codex.instructions import ARG_MAX_BYTES
 from harnesses.instructions import load_instructions
 from harnesses.workspace import Workspace
 from tests.support import items
+from tests.support.codex_cli import NO_RETRIES, pinned_codex_binary, write_codex_home
 
-NO_RETRIES = {
-    "model_providers.tandem.stream_max_retries": 0,
-    "model_providers.tandem.request_max_retries": 0,
-}
-CONFIG_TOML = 'analytics.enabled = false\nweb_search = "disabled"\n[features]\nplugins = false\n'
 #: Not BMP-only on purpose: JSON's surrogate-pair escapes are invalid TOML (the CLI then took
 #: the raw quoted text as the value).
 GLOBAL_MARK = "tandem-global-5150 \U0001f600 caf\u00e9"
@@ -46,20 +40,13 @@ PROJECT_MARK = "project-doc-7392"
 
 @pytest.fixture(scope="module")
 def codex_bin() -> str:
-    binary = local_codex_binary()
-    if binary is None:
-        pytest.fail("Codex CLI not installed: run `bash scripts/install_codex.sh`")
-    version = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True)
-    assert version.stdout.strip() == f"codex-cli {PINNED_CODEX_VERSION}"
-    return str(binary)
+    return pinned_codex_binary()
 
 
 @pytest.fixture
 def codex_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codex_bin: str) -> Path:
     """A fresh CODEX_HOME (no network: analytics and plugins off) holding its own AGENTS.md."""
-    home = tmp_path / "codex-home"
-    home.mkdir()
-    (home / "config.toml").write_text(CONFIG_TOML)
+    home = write_codex_home(tmp_path / "codex-home")
     (home / "AGENTS.md").write_text(f"Codex home file. Marker: {CODEX_MARK}.\n")
     monkeypatch.setenv("CODEX_HOME", str(home))
     monkeypatch.setenv("CODEX_PATH", codex_bin)

@@ -26,39 +26,26 @@ from core.tools.codex import CommandExecutionItem, FileChangeItem, ItemCompleted
 from core.tools.function import invoke_function_tool
 from desktop.delegates import OPENAI_BASE_URL, codex_delegate, codex_options_for
 from harnesses.codex import (
-    PINNED_CODEX_VERSION,
     SubprocessCodexExec,
-    local_codex_binary,
     shell_env_excludes,
 )
 from harnesses.workspace import Workspace
 from tests.support import items
+from tests.support.codex_cli import NO_RETRIES, pinned_codex_binary, write_codex_home
 
 KEY = "sk-tandem-codex-0123456789abcdef"
-NO_RETRIES = {
-    "model_providers.tandem.stream_max_retries": 0,
-    "model_providers.tandem.request_max_retries": 0,
-}
-CONFIG_TOML = 'analytics.enabled = false\nweb_search = "disabled"\n[features]\nplugins = false\n'
 AGENTS_MD = "Always answer in haiku. Marker: agents-md-7731."
 
 
 @pytest.fixture(scope="module")
 def codex_bin() -> str:
-    binary = local_codex_binary()
-    if binary is None:
-        pytest.fail("Codex CLI not installed: run `bash scripts/install_codex.sh`")
-    version = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True)
-    assert version.stdout.strip() == f"codex-cli {PINNED_CODEX_VERSION}"
-    return str(binary)
+    return pinned_codex_binary()
 
 
 @pytest.fixture
 def codex_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codex_bin: str) -> Path:
     """CODEX_HOME (analytics and plugins off: no network) and CODEX_PATH, as a user has them."""
-    home = tmp_path / "codex-home"
-    home.mkdir()
-    (home / "config.toml").write_text(CONFIG_TOML)
+    home = write_codex_home(tmp_path / "codex-home")
     monkeypatch.setenv("CODEX_HOME", str(home))
     monkeypatch.setenv("CODEX_PATH", codex_bin)
     return home

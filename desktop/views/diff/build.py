@@ -8,13 +8,10 @@ by (issue 15, Build item 1). A proposal's hunks are converted, not diffed again.
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
-
-from harnesses.editor.hunks import grouped_opcodes
 
 from .model import (
     DEFAULT_CONTEXT,
@@ -100,24 +97,38 @@ def _strip_eol(line: str) -> str:
     return line.rstrip("\r\n")
 
 
-def _sections(path: str, lines: Sequence[str]) -> tuple[list[int], list[str]]:
-    pattern = _SECTION_PYTHON if path.endswith((".py", ".pyi")) else _SECTION_DEFAULT
-    indices: list[int] = []
-    texts: list[str] = []
-    for index, line in enumerate(lines):
-        if pattern.match(line):
-            indices.append(index)
-            texts.append(_strip_eol(line).strip())
-    return indices, texts
+class _Sections:
+    """The heading above each hunk, found by scanning the old lines only as far as the hunks
+    go (in file order), so the first chunk does not wait for a scan of the whole file."""
 
+    __slots__ = ("_current", "_lines", "_next", "_pattern")
 
-def _section(sections: tuple[list[int], list[str]], first_old: int) -> str:
-    found = bisect.bisect_left(sections[0], first_old) - 1
-    return sections[1][found] if found >= 0 else ""
+    def __init__(self, path: str, lines: Sequence[str]) -> None:
+        self._pattern = _SECTION_PYTHON if path.endswith((".py", ".pyi")) else _SECTION_DEFAULT
+        self._lines = lines
+        self._next = 0  # lines before it are scanned
+        self._current = ""  # the last heading before ``_next``
+
+    def before(self, index: int) -> str:
+        """The nearest heading strictly before old line ``index`` (0-based), or ``""``."""
+        if index < self._next:  # out of order (never for built hunks): scan again
+            self._next, self._current = 0, ""
+        match = self._pattern.match
+        lines = self._lines
+        current = self._current
+        for at in range(self._next, min(index, len(lines))):
+            if match(lines[at]):
+                current = lines[at]
+        self._next = max(self._next, min(index, len(lines)))
+        self._current = current
+        return _strip_eol(current).strip()
 
 
 def _diffed_hunks(path: str, a: list[str], b: list[str], context: int) -> Iterator[DiffHunk]:
-    sections = _sections(path, a)
+    from harnesses.editor.hunks import grouped_opcodes  # here: the build process imports git's
+    # door (and core, 0.5 s) only for a diff it makes itself, not for a proposal's hunks
+
+    sections = _Sections(path, a)
     for number, group in enumerate(grouped_opcodes(a, b, context), start=1):
         i1, j1 = group[0][1], group[0][3]
         i2, j2 = group[-1][2], group[-1][4]
@@ -140,12 +151,12 @@ def _diffed_hunks(path: str, a: list[str], b: list[str], context: int) -> Iterat
             lines=HunkLines("".join(kinds), texts, i1 + 1, j1 + 1),
             old_text="".join(a[i1:i2]),
             new_text="".join(b[j1:j2]),
-            section=_section(sections, i1),
+            section=sections.before(i1),
         )
 
 
 def _converted_hunks(path: str, a: list[str], hunks: Sequence[EditorHunk]) -> Iterator[DiffHunk]:
-    sections = _sections(path, a)
+    sections = _Sections(path, a)
     for hunk in hunks:
         old_no = hunk.old_start if hunk.old_lines else hunk.old_start + 1
         new_no = hunk.new_start if hunk.new_lines else hunk.new_start + 1
@@ -161,7 +172,7 @@ def _converted_hunks(path: str, a: list[str], hunks: Sequence[EditorHunk]) -> It
             lines=lines,
             old_text=hunk.old_text,
             new_text=hunk.new_text,
-            section=_section(sections, first_old),
+            section=sections.before(first_old),
         )
 
 
@@ -173,6 +184,7 @@ def hunk_chunks(
     hunks: Sequence[EditorHunk] | None = None,
     context: int = DEFAULT_CONTEXT,
     chunk: int = CHUNK_HUNKS,
+    split: tuple[list[str], list[str]] | None = None,
 ) -> Iterator[list[DiffHunk]]:
     """The hunks of one file, in file order, ``chunk`` at a time (for a worker thread).
 
@@ -184,6 +196,7 @@ def hunk_chunks(
             convert; ``None`` diffs ``old`` against ``new`` with git's line diff.
         context: unchanged lines around each change (lines, >= 0) when diffing.
         chunk: hunks per yielded list (>= 1).
+        split: ``(split_lines(old), split_lines(new))`` when the caller has them already.
 
     Yields:
         Lists of at most ``chunk`` hunks, ids 1..n over the whole file.
@@ -196,9 +209,9 @@ def hunk_chunks(
     if chunk < 1:
         raise ValueError(f"chunk must be >= 1, got {chunk}")
     file_status(old, new)
-    a = split_lines(old or "")
+    a, b = split if split is not None else (split_lines(old or ""), None)
     source = (
-        _diffed_hunks(path, a, split_lines(new or ""), context)
+        _diffed_hunks(path, a, b if b is not None else split_lines(new or ""), context)
         if hunks is None
         else _converted_hunks(path, a, hunks)
     )

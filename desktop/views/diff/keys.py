@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -45,15 +46,23 @@ class DiffViewInput:
             self._lex_timer.start()
 
     def _lex_step(self) -> None:
-        """One slice of syntax lexing: visible lines first, then the whole texts in order."""
+        """One slice of syntax lexing: visible lines first, then the whole texts in order.
+
+        The slice is :data:`~desktop.views.diff.palette.LEX_SLICE_MS` for both sides together
+        (``SyntaxLines.lex_lines`` reads the clock inside a block too); the rows are
+        repainted once all the visible lines have their colours, not after every slice."""
         delegate = self._delegate
+        started = time.perf_counter()
         rows = self._visible_rows()
         old_nos = [r.left.old_no for r in rows if r.left is not None and r.left.old_no]
         new_nos = [r.right.new_no for r in rows if r.right is not None and r.right.new_no]
         lexed = delegate.new_syntax.lex_lines(new_nos, _LEX_SLICE_MS / 2)
-        lexed += delegate.old_syntax.lex_lines(old_nos, _LEX_SLICE_MS / 2)
+        left_ms = _LEX_SLICE_MS - (time.perf_counter() - started) * 1000
+        if left_ms > 0 or not lexed:
+            lexed += delegate.old_syntax.lex_lines(old_nos, max(left_ms, 0.0))
         if lexed:
-            self._list.viewport().update()
+            if not (delegate.new_syntax.missing(new_nos) or delegate.old_syntax.missing(old_nos)):
+                self._list.viewport().update()  # the page is coloured: one repaint
             return
         if not self._lex_whole:  # a long side: lexed only where shown (FULL_LEX_LINES)
             self._lex_timer.stop()
@@ -98,6 +107,12 @@ class DiffViewInput:
         ):
             self.apply_reviewed()
             return True
+        if key in (Qt.Key.Key_Home, Qt.Key.Key_End) and modifiers in (
+            Qt.KeyboardModifier.NoModifier,
+            Qt.KeyboardModifier.ControlModifier,
+        ):  # Home/End, Ctrl+Home/Ctrl+End: the first or the last hunk
+            self.last_hunk() if key == Qt.Key.Key_End else self.first_hunk()
+            return True
         if modifiers != Qt.KeyboardModifier.NoModifier:
             return False
         actions: dict[int, Callable[[], None]] = {
@@ -125,7 +140,9 @@ class DiffViewInput:
             if watched in (self._editor, self._comment_edit):
                 return self._handle_panel_key(watched, event) or super().eventFilter(watched, event)
         elif watched is self._list.viewport():
-            if kind == QEvent.Type.Resize:
+            if kind == QEvent.Type.Paint:
+                self._delegate.begin_paint()  # a fresh budget for making text layouts
+            elif kind == QEvent.Type.Resize:
                 self._check_width()  # issue 16: unified below split_min_columns a side
                 self._update_hscroll()
             elif kind == QEvent.Type.Wheel and isinstance(event, QWheelEvent):
@@ -162,6 +179,18 @@ class DiffViewInput:
             self._set_current(self._current + 1)
         elif self._current >= 0:
             self._scroll_to_hunk(self._current)
+
+    @Slot()
+    def first_hunk(self) -> None:
+        """Make the first hunk current and scroll to it (Home, Ctrl+Home)."""
+        if self._headers:
+            self._set_current(0)
+
+    @Slot()
+    def last_hunk(self) -> None:
+        """Make the last hunk shown so far current and scroll to it (End, Ctrl+End)."""
+        if self._headers:
+            self._set_current(len(self._headers) - 1)
 
     @Slot()
     def previous_hunk(self) -> None:

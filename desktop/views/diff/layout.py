@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from ..rich_text import ElidedLabel
 from .files import FilePainter
+from .labels import ShrinkingLine, SteadyLabel
 from .palette import COLOURS as _C
 
 __all__ = ["STYLESHEET", "DiffViewLayout"]
@@ -54,8 +55,9 @@ class DiffViewLayout:
         self._title = _named(
             ElidedLabel(mode=Qt.TextElideMode.ElideMiddle, natural_width=True), "diffTitle"
         )
-        self._counts = QLabel()
-        self._hunk_label = _named(QLabel(), "hunkLabel")
+        # issue 15: counts that grow as hunks stream in never re-lay out the toolbar
+        self._counts = SteadyLabel()
+        self._hunk_label = _named(SteadyLabel(), "hunkLabel")
         self._hunk_label.setToolTip(
             "Keys: J / K next / previous hunk, A accept, R reject, E edit, C comment,\n"
             "U unified / side by side, Ctrl+Enter apply reviewed"
@@ -128,7 +130,7 @@ class DiffViewLayout:
             "hunkCommentPanel", _hbox(self._comment_label, self._comment_edit)
         )
 
-        self._progress = _named(QLabel(), "reviewProgress")
+        self._progress = _named(ShrinkingLine(), "reviewProgress")
         self._message = _named(QLineEdit(), "applyMessage")
         self._message.setPlaceholderText("Message to the agent (optional)")
         self._apply_btn = _named(QPushButton("Apply reviewed"), "applyButton")

@@ -92,6 +92,29 @@ class HunkLines(Sequence[DiffLine]):
             raise ValueError("line numbers do not run on as in a hunk")
         return compact
 
+    @classmethod
+    def packed(
+        cls, kinds: str, texts: str | tuple[str, ...], old_first: int, new_first: int
+    ) -> HunkLines:
+        """The lines from :meth:`parts` (as they travel from the build process): ``texts``
+        is the ``"\\n"``-joined texts, or their tuple when a text holds a ``"\\n"``.
+
+        Raises:
+            ValueError: ``kinds`` holds another character, or the texts' count differs.
+        """
+        if kinds.strip(" -+"):
+            raise ValueError(f"line kinds are ' ', '-' or '+', got {kinds!r}")
+        count = len(texts) if isinstance(texts, tuple) else (texts.count("\n") + 1 if kinds else 0)
+        if count != len(kinds) or (not kinds and texts):
+            raise ValueError(f"{len(kinds)} kinds for {count} texts")
+        lines = cls.__new__(cls)
+        lines.kinds, lines._texts, lines._old, lines._new = kinds, texts, old_first, new_first
+        return lines
+
+    def parts(self) -> tuple[str, str | tuple[str, ...], int, int]:
+        """``(kinds, texts, old_first, new_first)``: plain values for :meth:`packed`."""
+        return self.kinds, self._texts, self._old, self._new
+
     def texts(self) -> list[str]:
         """The lines' texts in order (without terminators)."""
         if isinstance(self._texts, tuple):

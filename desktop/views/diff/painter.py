@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QSize, Qt
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QFontInfo,
     QFontMetrics,
+    QFontMetricsF,
     QHelpEvent,
     QMouseEvent,
     QPainter,
     QPen,
+    QPixmap,
 )
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
@@ -38,20 +42,26 @@ from .palette import (
     TAB,
     row_colours,
 )
+from .textcache import TextCache, draw_runs
 
 if TYPE_CHECKING:
     from .view import DiffView
 
 __all__ = ["RowPainter"]
 
+_HEADER_PIXMAPS = 64
+"""Hunk header pixmaps kept (a page shows a few dozen at most); emptied past this."""
+
 
 class RowPainter(QStyledItemDelegate):
     """Paints diff rows (hunk headers with their buttons, line pairs or single lines).
 
     The delegate of the view's row list; rows come from ``owner._model.row(i)`` (a
-    :class:`~desktop.views.diff.rows.RowsModel`). A line costs a few ``drawText`` calls: its
-    syntax runs are cached per line text, the word-level highlight of a changed pair is
-    ``diff_highlight.word_diff`` (bounded per line).
+    :class:`~desktop.views.diff.rows.RowsModel`). A line's syntax runs are cached per line
+    text; a line painted again is one ``QTextLayout.draw`` from
+    :class:`~desktop.views.diff.textcache.TextCache` (a hunk header one ``drawPixmap``), the
+    first time a ``drawText`` per run (see :meth:`begin_paint`). The word-level highlight of
+    a changed pair is ``diff_highlight.word_diff`` (bounded per line).
 
     Args:
         owner: the :class:`~desktop.views.diff.view.DiffView` it paints for.
@@ -65,6 +75,8 @@ class RowPainter(QStyledItemDelegate):
         self.italic = QFont(self.font)
         self.italic.setItalic(True)
         self.fm = QFontMetrics(self.font)
+        self.fmf = QFontMetricsF(self.font)
+        self._pitch = (QFontInfo(self.font).fixedPitch(), self.fmf.horizontalAdvance("0"))
         self.ui_font = QFont(owner.font())
         self.ui_font.setPointSizeF(max(8.0, self.ui_font.pointSizeF() - 1))
         self.ui_fm = QFontMetrics(self.ui_font)
@@ -85,8 +97,40 @@ class RowPainter(QStyledItemDelegate):
         self._style_ids: dict[int, int] = {}
         self.lex_soon: Callable[[], None] = lambda: None
         self._run_cache: dict[
-            tuple[str, LineSpans], tuple[str, tuple[tuple[int, str, int], ...]]
+            tuple[str, LineSpans], tuple[str, tuple[tuple[float, str, int], ...]]
         ] = {}
+        #: laid-out lines and static texts (numbers, signs): glyphs shaped once, not per paint
+        self.text = TextCache(self.font, self._styles)
+        self._headers: dict[tuple[Any, ...], QPixmap] = {}  # hunk headers drawn, by state
+        self._headers_seen: set[tuple[Any, ...]] = set()  # painted once, not cached yet
+        #: time a paint may spend making new line layouts (ms); past it, lines are drawn
+        #: run by run and their layouts made by a later paint (0: never make layouts)
+        self.layout_budget_ms = 3.0
+        #: make layouts (header pixmaps) the first time a line is painted, not the second
+        self.layouts_at_once = False
+
+    def set_font(self, font: QFont) -> None:
+        """Paint code in ``font`` (row height and character width follow); every cached
+        layout is dropped. The owner re-lays its rows out (``DiffView.set_code_font``)."""
+        self.font = QFont(font)
+        self.italic = QFont(self.font)
+        self.italic.setItalic(True)
+        self.fm = QFontMetrics(self.font)
+        self.fmf = QFontMetricsF(self.font)
+        self._pitch = (QFontInfo(self.font).fixedPitch(), self.fmf.horizontalAdvance("0"))
+        self.row_height = self.fm.height() + 6
+        self.char_width = self.fm.horizontalAdvance("0")
+        self.restyle()
+
+    def restyle(self) -> None:
+        """The theme or token styles changed (``palette.QCOLOURS``, ``palette.STYLE``): drop
+        the token styles, the runs and every cached layout, so the next paint reads them anew."""
+        self._styles = [(QCOLOURS["text"], False)]
+        self._style_ids = {}
+        self._run_cache.clear()
+        self._headers.clear()
+        self._headers_seen.clear()
+        self.text.reset(self.font, self._styles)
 
     # geometry ------------------------------------------------------------------------------
 
@@ -169,6 +213,45 @@ class RowPainter(QStyledItemDelegate):
         painter.restore()
 
     def _paint_header(self, p: QPainter, rect: QRect, hunk_index: int) -> None:
+        """A hunk header, from a pixmap cached per width, text and decision state."""
+        hunk = self.hunks[hunk_index]
+        decision = self.decision(hunk_index)
+        edited = decision is not None and decision.edited_text is not None
+        state = None if decision is None else (decision.verdict, edited, decision.comment)
+        ratio = p.device().devicePixelRatioF()
+        key = (
+            rect.width(),
+            rect.height(),
+            ratio,
+            hunk.header,
+            hunk.section,
+            hunk_index == self.current,
+            state,
+            self.applied,
+            self.read_only,
+        )
+        pixmap = self._headers.get(key)
+        if pixmap is None:
+            later = key not in self._headers_seen and not self.layouts_at_once
+            if later or self.text.spent * 1000 > self.layout_budget_ms:
+                self._headers_seen.add(key)  # drawn once; a second paint caches it
+                self._draw_header(p, rect, hunk_index)
+                return
+            started = time.perf_counter()
+            pixmap = QPixmap(QSize(round(rect.width() * ratio), round(rect.height() * ratio)))
+            pixmap.setDevicePixelRatio(ratio)
+            inner = QPainter(pixmap)
+            inner.setFont(self.font)
+            self._draw_header(inner, QRect(0, 0, rect.width(), rect.height()), hunk_index)
+            inner.end()
+            if len(self._headers) >= _HEADER_PIXMAPS:
+                self._headers.clear()
+                self._headers_seen.clear()
+            self._headers[key] = pixmap
+            self.text.spent += time.perf_counter() - started
+        p.drawPixmap(rect.topLeft(), pixmap)
+
+    def _draw_header(self, p: QPainter, rect: QRect, hunk_index: int) -> None:
         hunk = self.hunks[hunk_index]
         current = hunk_index == self.current
         p.fillRect(rect, QCOLOURS["hunk_current"] if current else QCOLOURS["hunk"])
@@ -295,15 +378,18 @@ class RowPainter(QStyledItemDelegate):
     ) -> None:
         if number is None:
             return
-        p.setPen(QPen(QCOLOURS["lineno"] if kind == "context" else QCOLOURS["lineno_changed"]))
-        p.drawText(rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, str(number))
+        p.setPen(QCOLOURS["lineno"] if kind == "context" else QCOLOURS["lineno_changed"])
+        text = str(number)  # right-aligned; digits of a fixed-pitch font are char_width wide
+        baseline = rect.top() + (rect.height() - self.fm.height()) // 2 + self.fm.ascent()
+        p.drawText(QPoint(rect.left() + rect.width() - len(text) * self.char_width, baseline), text)
 
     def _paint_sign(self, p: QPainter, x: int, rect: QRect, kind: str) -> None:
         if kind == "context":
             return
-        p.setPen(QPen(QCOLOURS["del_sign"] if kind == "delete" else QCOLOURS["add_sign"]))
-        box = QRect(x, rect.top(), 2 * self.char_width, rect.height())
-        p.drawText(box, Qt.AlignmentFlag.AlignCenter, "\u2212" if kind == "delete" else "+")
+        p.setPen(QCOLOURS["del_sign"] if kind == "delete" else QCOLOURS["add_sign"])
+        static, width = self.text.static("\u2212" if kind == "delete" else "+")
+        top = rect.top() + (rect.height() - self.fm.height()) // 2
+        p.drawStaticText(x + (2 * self.char_width - width) // 2, top, static)
 
     def _style_id(self, token_id: int) -> int:
         """Index in ``self._styles`` of ``(colour, italic)`` for a token (0: plain text)."""
@@ -316,7 +402,7 @@ class RowPainter(QStyledItemDelegate):
             found = self._style_ids[token_id] = self._styles.index(style)
         return found
 
-    def _runs(self, line: DiffLine, side: str) -> tuple[str, tuple[tuple[int, str, int], ...]]:
+    def _runs(self, line: DiffLine, side: str) -> tuple[str, tuple[tuple[float, str, int], ...]]:
         """The shown text of a line and its runs ``(x px, text, style id)``.
 
         Runs of one style are merged and whitespace joins the run before it, so a line costs
@@ -355,45 +441,52 @@ class RowPainter(QStyledItemDelegate):
             else:
                 pieces.append([pos, len(text), 0])
         runs = []
-        x = 0
+        x = 0.0
+        fixed, advance = self._pitch
         for start, end, style_id in pieces:
             piece = text[start:end].replace("\t", TAB)
             runs.append((x, piece, style_id))
-            x += self.fm.horizontalAdvance(piece)
+            # where a laid-out line puts the next run (fractional px): drawn run by run, the
+            # line has the same pixels as its cached layout
+            x += (
+                len(piece) * advance
+                if fixed and piece.isascii()
+                else self.fmf.horizontalAdvance(piece)
+            )
         if len(self._run_cache) > 4_000:
             self._run_cache.clear()
         result = (text, tuple(runs))
         self._run_cache[key] = result
         return result
 
+    def begin_paint(self) -> None:
+        """A paint of the rows starts. A line (or hunk header) is drawn directly the first
+        time it is painted; painted again, its layout (pixmap) is made and cached, for
+        :attr:`layout_budget_ms` of this paint at most (later paints make the rest). So a
+        page painted once (scrolling through) costs what it did without the cache, and a page
+        painted again and again (a build streaming in, lexing) costs a call per line."""
+        self.text.spent = 0.0
+
     def _paint_code(
         self, p: QPainter, area: QRect, line: DiffLine, side: str, words: Sequence[Span]
     ) -> None:
+        """One line's code: its cached layout (``TextCache.line``), drawn at the horizontal
+        offset and clipped to ``area``; changed words get a stronger background first."""
         text, runs = self._runs(line, side)
-        fm = self.fm
+        making = self.text.spent * 1000 < self.layout_budget_ms
+        cached = self.text.line(text, runs, words, make=making, at_once=self.layouts_at_once)
         origin = area.left() - self.x_offset
-        p.save()
+        colour = QCOLOURS["del_word"] if line.kind == "delete" else QCOLOURS["add_word"]
+        if cached is None:  # painted for the first time, or no time left to make its layout
+            fonts = (self.font, self.italic)
+            draw_runs(p, area, origin, fonts, self._styles, text, runs, words, colour)
+            return
         p.setClipRect(area)
-        if words:
-            colour = QCOLOURS["del_word"] if line.kind == "delete" else QCOLOURS["add_word"]
-            for start, end in words:
-                x1 = origin + fm.horizontalAdvance(text[:start].replace("\t", TAB))
-                x2 = origin + fm.horizontalAdvance(text[:end].replace("\t", TAB))
-                p.fillRect(QRect(x1, area.top() + 1, max(2, x2 - x1), area.height() - 2), colour)
-        baseline = area.top() + (area.height() - fm.height()) // 2 + fm.ascent()
-        left, right = area.left(), area.right()
-        italic_on = False
-        styles = self._styles
-        for x, piece, style_id in runs:
-            x += origin
-            if x > right:
-                break
-            if x + len(piece) * self.char_width * 2 < left:
-                continue
-            colour, italic = styles[style_id]
-            if italic != italic_on:
-                p.setFont(self.italic if italic else self.font)
-                italic_on = italic
-            p.setPen(colour)
-            p.drawText(QPoint(x, baseline), piece)
-        p.restore()
+        if cached.words:
+            top, height = area.top() + 1, area.height() - 2
+            for x1, x2 in cached.words:
+                p.fillRect(origin + x1, top, max(2, x2 - x1), height, colour)
+        top = area.top() + (area.height() - self.fm.height()) // 2
+        p.setPen(self._styles[0][0])  # plain text's colour (the layout has no format there)
+        cached.layout.draw(p, QPointF(origin, top))
+        p.setClipping(False)

@@ -1,10 +1,15 @@
-"""Diff builds on worker threads, handed to the GUI thread in time-bounded slices.
+"""Diff builds in a process of their own (or on worker threads), handed to the GUI thread in
+time-bounded slices.
 
-A build splits the file's sides into lines, then produces its hunks ``CHUNK_HUNKS`` at a
-time (:func:`~desktop.views.diff.build.hunk_chunks`: git's line diff, or a proposal's hunks
-converted) with their layouts. The worker never touches Qt: it puts messages on a queue that a
-``QTimer`` on the GUI thread drains for at most :data:`SLICE_MS` per turn of the event loop, so
-the window never waits for a build (issue 15, Build item 1).
+A file's build runs in a :class:`~desktop.views.diff.process.BuildProcess` (its frames are
+decoded on the GUI thread a step at a time within the slice, :mod:`.decode`); a ``git diff``
+text's, and a file's with ``process=False``, on a worker thread. A build splits the file's
+sides into lines, then produces its hunks ``CHUNK_HUNKS`` at a time
+(:func:`~desktop.views.diff.build.hunk_chunks`: git's line diff, or a proposal's hunks
+converted) with their layouts. Neither touches Qt: a worker puts messages on a queue, a
+process's reader thread its frames, that a ``QTimer`` on the GUI thread drains for at most
+:data:`SLICE_MS` per turn of the event loop, so the window never waits for a build (issue 15,
+Build item 1).
 """
 
 from __future__ import annotations
@@ -15,13 +20,11 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from PySide6.QtCore import QObject, QTimer
-
-from desktop.views.diff_highlight import SyntaxLines, lexer_for_path
 
 from .build import (
     CHUNK_HUNKS,
@@ -33,10 +36,15 @@ from .build import (
     section_header,
     side_lines,
 )
+from .decode import decode_steps, syntax_sides
 from .model import DiffHunk, FileDiff, HunkLines, split_lines
+from .process import BuildProcess, Ended
+from .wire import Frame
 
 __all__ = [
+    "APPEND_MS",
     "BUILD_NICE",
+    "BUILD_PROCESS_NICE",
     "HOLD_MS",
     "BUILD_SWITCH_INTERVAL_S",
     "SLICE_MS",
@@ -62,6 +70,12 @@ first screen took 20-70 ms of waiting on a quiet machine. Adding 4,000 hunks aft
 diff was shown 64-119 ms sooner in six paired runs, the longest stalls alike (16-38 ms against
 20-45 ms; ``bench/diff_view.py`` at load 1-1.5 on 2 cores, issue 15).
 """
+APPEND_MS = 200.0
+"""A process build's hunks after its first chunk are added to the view at most this often
+(ms), merged: each addition repaints the rows shown (5-15 ms), and 4,167 hunks came in 42
+chunks, each repainting the same first screen while the build streamed (issue 15)."""
+MERGE_HUNKS = 500
+"""At most this many merged hunks are added at once (adding costs the GUI about 2 µs a hunk)."""
 BUILD_SWITCH_INTERVAL_S = 0.0005
 """The interpreter's thread switch interval while a build runs (s; CPython's default is 0.005).
 
@@ -79,6 +93,16 @@ worker at the same priority, the longest heartbeat gaps while a 50,000-line diff
 64-237 ms (six runs), of them 20-40 ms the GUI's own work; with the worker at nice 10,
 37-105 ms, the diff shown 3-340 ms later (median 75 ms; ``bench/diff_view.py``, load 4-4.5
 on 2 cores, issue 15).
+"""
+
+
+BUILD_PROCESS_NICE = 5
+"""The nice value of a build process (Linux/macOS; the GUI keeps its own).
+
+A process competes for a core as a whole task, where a thread shared its process's share: at
+nice 10 beside two busy processes (load 4.5 on 2 cores) the 50,000-line build took 5-6 s to
+show; at 5, 2.2 s, the longest stalls alike (94 against 96-99 ms; at 0, 1.9 s and 110 ms;
+``bench/diff_view.py --hog 2 --nice N``, issue 15).
 """
 
 
@@ -106,13 +130,6 @@ def _compact(hunk: DiffHunk) -> DiffHunk:
         return replace(hunk, lines=HunkLines.of(hunk.lines))
     except ValueError:  # an odd parse: kept as it is, shown the same
         return hunk
-
-
-def _syntax(path: str, old: list[str], new: list[str]) -> tuple[SyntaxLines, SyntaxLines, int]:
-    """The sides' lexing state, made on the worker (copying and joining 50,000 lines took the
-    GUI thread 10-20 ms): ``(old, new, longest side in lines)``; lexing runs on the GUI."""
-    lexer = lexer_for_path(path)
-    return SyntaxLines(lexer, old), SyntaxLines(lexer, new), max(len(old), len(new))
 
 
 class _SwitchInterval:
@@ -156,16 +173,25 @@ class DiffStream:
     live build per path (a new one replaces it).
 
     Args:
-        parent: the QObject owning the drain timer (the view).
+        parent: the QObject owning the drain timer (the view); its end stops every build.
         deliver: called on the GUI thread with each :class:`StreamMessage` of a live build.
+        process: build a file's diff in a process of its own
+            (:class:`~desktop.views.diff.process.BuildProcess`; one that cannot start ends the
+            build with an error); ``False``: on a worker thread.
     """
 
-    def __init__(self, parent: QObject, deliver: Callable[[StreamMessage], None]) -> None:
+    def __init__(
+        self,
+        parent: QObject,
+        deliver: Callable[[StreamMessage], None],
+        *,
+        process: bool = True,
+    ) -> None:
         self._deliver = deliver
         self._queue: queue.SimpleQueue[tuple[int, StreamMessage]] = queue.SimpleQueue()
         self._live: dict[str, int] = {}
         self._threads: dict[int, threading.Thread] = {}
-        self._held: deque[tuple[int, StreamMessage]] = deque()
+        self._held: deque[tuple[int, Any]] = deque()  # messages, frames or their decoding
         self._first_shown: set[int] = set()  # builds whose first hunks were delivered
         self._started: dict[int, float] = {}  # build token -> perf_counter at its start (s)
         self._next = 0
@@ -174,7 +200,14 @@ class DiffStream:
         self._timer.timeout.connect(self._drain)
         self._interval = _SwitchInterval()
         self._delivering = 0
+        self._process = process
+        self._procs: dict[int, BuildProcess] = {}
+        self._inbox: queue.SimpleQueue[tuple[int, Frame | Ended]] = queue.SimpleQueue()
+        self._paths: dict[int, str] = {}  # token -> path of a process build
+        self._merged: dict[int, tuple[list[DiffHunk], list[HunkLayout]]] = {}
+        self._appended: dict[int, float] = {}  # token -> perf_counter of its last hunks (s)
         parent.destroyed.connect(self._interval.release)  # a view closed mid-build
+        parent.destroyed.connect(self.stop)
 
     def start(
         self,
@@ -187,6 +220,13 @@ class DiffStream:
         """Build ``path``'s diff in the background (``hunks``: a proposal's, to convert)."""
         self._next += 1
         token = self._live[path] = self._next
+        if self._process:  # started by its own thread: nothing here waits for fork/exec
+            self._procs[token] = BuildProcess(
+                token, path, old, new, hunks, self._inbox, nice=BUILD_PROCESS_NICE
+            )
+            self._paths[token] = path
+            self._timer.start()
+            return
         thread = threading.Thread(
             target=self._work,
             args=(token, path, old, new, hunks),
@@ -231,8 +271,24 @@ class DiffStream:
             self._live[path] = self._delivering
 
     def cancel(self, path: str) -> None:
-        """Forget the build of ``path`` (its worker stops at its next chunk)."""
-        self._live.pop(path, None)
+        """Forget the build of ``path`` (its process is killed; a worker thread stops at its
+        next chunk)."""
+        token = self._live.pop(path, None)
+        process = self._procs.get(token) if token is not None else None
+        if process is not None:
+            process.kill()
+
+    def stop(self) -> None:
+        """Cancel every build (the view is closing): kill their processes, forget them all."""
+        for process in self._procs.values():
+            process.kill()
+        self._live.clear()
+
+    def processes(self, timeout_s: float = 10.0) -> list[int]:
+        """The process ids of the builds whose processes may still run, each waited for
+        until started (bounded, s; for tests)."""
+        pids = [p.wait_started(timeout_s) for p in self._procs.values() if p.alive()]
+        return [pid for pid in pids if pid is not None]
 
     def building(self, path: str) -> bool:
         """Whether a build of ``path`` has not delivered its end yet."""
@@ -243,7 +299,10 @@ class DiffStream:
         deadline = time.monotonic() + timeout_s
         for thread in list(self._threads.values()):
             thread.join(max(0.0, deadline - time.monotonic()))
-        return not any(t.is_alive() for t in self._threads.values())
+        for process in list(self._procs.values()):
+            process.join(max(0.0, deadline - time.monotonic()))
+        threads = any(t.is_alive() for t in self._threads.values())
+        return not threads and not any(p.alive() for p in self._procs.values())
 
     def _work(
         self,
@@ -257,7 +316,7 @@ class DiffStream:
         _lower_priority()
         try:
             sides = [[ln.rstrip("\r\n") for ln in split_lines(t or "")] for t in (old, new)]
-            put((token, StreamMessage(path, "lines", _syntax(path, *sides))))
+            put((token, StreamMessage(path, "lines", syntax_sides(path, *sides))))
             for batch in hunk_chunks(path, old, new, hunks=hunks):
                 if self._live.get(path) != token:
                     return
@@ -292,7 +351,9 @@ class DiffStream:
                         batch = [_compact(h) for h in file.hunks[first : first + CHUNK_HUNKS]]
                         layouts = [hunk_layout(h) for h in batch]
                         put((token, StreamMessage(file.path, "hunks", (batch, layouts))))
-                    sides = _syntax(file.path, side_lines(file, "old"), side_lines(file, "new"))
+                    sides = syntax_sides(
+                        file.path, side_lines(file, "old"), side_lines(file, "new")
+                    )
                     put((token, StreamMessage(file.path, "lines", sides)))
                     put((token, StreamMessage(file.path, "done", None)))
             put((token, StreamMessage(UNIFIED, "done", None)))
@@ -306,28 +367,84 @@ class DiffStream:
                 self._held.append(self._queue.get_nowait())
             except queue.Empty:
                 break
+        while True:  # a build process's frames, still bytes (decoded in steps below)
+            try:
+                self._held.append(self._inbox.get_nowait())
+            except queue.Empty:
+                break
         while self._held and (time.perf_counter() - started) * 1000 < SLICE_MS:
-            token, message = self._held[0]
+            token, held = self._held[0]
+            if not isinstance(held, StreamMessage):
+                path = self._paths.get(token)
+                if path is None or self._live.get(path) != token:
+                    self._held.popleft()  # a cancelled build's: never decoded
+                    continue
+                if not isinstance(held, Iterator):
+                    held = decode_steps(path, held)
+                    self._held[0] = (token, held)
+                result = next(held)
+                if result is None:
+                    continue  # one step done; the next within the slice if time is left
+                held = StreamMessage(path, *result)
+                self._held[0] = (token, held)
+            message = held
             if message.kind == "hunks" and token in self._first_shown and self._holding(token):
                 break  # the worker is about to finish: the rest after it (see HOLD_MS)
             self._held.popleft()
             if self._live.get(message.path) != token:
                 continue
+            if message.kind == "hunks" and token in self._procs and token in self._first_shown:
+                self._merge(token, message)  # added with the next ones (see APPEND_MS)
+                continue
+            self._flush(token)  # the hunks merged so far come before this message
             if message.kind == "hunks":
                 self._first_shown.add(token)
+                if token in self._procs:
+                    self._appended[token] = time.perf_counter()
             if message.kind in ("done", "error"):
                 del self._live[message.path]
             self._delivering = token
             self._deliver(message)
+        now = time.perf_counter()
+        for token in [t for t, at in self._appended.items() if (now - at) * 1000 >= APPEND_MS]:
+            self._flush(token)
         for token, thread in list(self._threads.items()):
             if not thread.is_alive():
                 del self._threads[token]
                 self._started.pop(token, None)
-        self._first_shown.intersection_update(self._threads)
+        live = set(self._live.values())
+        for token, process in list(self._procs.items()):
+            if not process.alive() and token not in live:
+                del self._procs[token]
+                self._paths.pop(token, None)
+                self._merged.pop(token, None)
+                self._appended.pop(token, None)
+        self._first_shown.intersection_update({*self._threads, *self._procs})
         if not self._threads:
             self._interval.release()
-            if self._queue.empty() and not self._held:
+            if self._queue.empty() and not self._held and not self._procs:
                 self._timer.stop()
+
+    def _merge(self, token: int, message: StreamMessage) -> None:
+        hunks, layouts = message.data
+        merged = self._merged.get(token)
+        if merged is None:
+            self._merged[token] = (list(hunks), list(layouts))
+        else:
+            merged[0].extend(hunks)
+            merged[1].extend(layouts)
+        if len(self._merged[token][0]) >= MERGE_HUNKS:
+            self._flush(token)  # a bigger addition would be one long unit of GUI work
+
+    def _flush(self, token: int) -> None:
+        """Deliver the hunks merged for ``token`` (if its build is still live)."""
+        merged = self._merged.pop(token, None)
+        path = self._paths.get(token)
+        self._appended[token] = time.perf_counter()
+        if merged is None or path is None or self._live.get(path) != token:
+            return
+        self._delivering = token
+        self._deliver(StreamMessage(path, "hunks", merged))
 
     def _holding(self, token: int) -> bool:
         """Whether a build's later chunks wait: its worker runs, for less than HOLD_MS."""

@@ -70,7 +70,7 @@ class DiffViewStreaming:
             self._show_counts(file)
             self._refresh()
         else:
-            self._file_list.viewport().update()
+            self._update_file_row(message.path)
 
     def _on_unified(self, message: StreamMessage) -> None:
         if message.kind == "files":

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QListWidgetItem, QWidget
 
 from desktop.views.diff_highlight import SyntaxLines, lexer_for_path
@@ -24,11 +25,11 @@ from .build import (
 )
 from .keys import DiffViewInput
 from .layout import STYLESHEET, DiffViewLayout
-from .model import DiffHunk, DiffRow, FileDiff, HunkDecision, ReviewState, edit_hunk, line_counts
+from .model import DiffHunk, DiffRow, FileDiff, HunkDecision, ReviewState, edit_hunk
 from .painter import RowPainter
-from .palette import COLOURS as _C
 from .palette import FULL_LEX_LINES, MAX_CHARS
 from .rows import RowsModel
+from .status import DiffViewStatus
 from .stream import UNIFIED, DiffStream
 from .streaming import DiffViewStreaming
 
@@ -36,7 +37,13 @@ __all__ = ["DiffView"]
 
 
 class DiffView(
-    DiffViewApplied, DiffViewActions, DiffViewInput, DiffViewLayout, DiffViewStreaming, QWidget
+    DiffViewApplied,
+    DiffViewActions,
+    DiffViewInput,
+    DiffViewLayout,
+    DiffViewStatus,
+    DiffViewStreaming,
+    QWidget,
 ):
     """Review file diffs hunk by hunk: a file list on the left, the diff on the right.
 
@@ -45,8 +52,8 @@ class DiffView(
     (pygments, lexer guessed from the file name). Rows are virtual (laid out per hunk when
     painted) and painted by :class:`~desktop.views.diff.painter.RowPainter`; syntax lexing runs
     in slices of the event loop. :meth:`stream_file` shows a file at once and builds its hunks
-    on a worker thread (git's line diff, or a proposal's hunks), streaming them in, so a
-    50,000-line diff never stalls the window (issue 15, Build item 1).
+    in a build process of its own (git's line diff, or a proposal's hunks), streaming them in,
+    so a 50,000-line diff never stalls the window (issue 15, Build item 1).
 
     Keys (the diff or file list focused): ``j``/``k`` next/previous hunk, ``a`` accept,
     ``r`` reject (both then move on), ``e`` edit the proposed side, ``c`` comment, ``u`` toggle
@@ -64,6 +71,8 @@ class DiffView(
     Args:
         files: the file diffs to show (paths unique).
         read_only: show without accept/reject/edit/comment/apply.
+        build_process: build streamed files in a process of their own (``False``: on worker
+            threads in this process; :class:`~desktop.views.diff.stream.DiffStream`).
         parent: the parent widget.
 
     Raises:
@@ -79,6 +88,7 @@ class DiffView(
         files: Sequence[FileDiff] = (),
         *,
         read_only: bool = False,
+        build_process: bool = True,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -104,7 +114,7 @@ class DiffView(
         self._errors: dict[str, str] = {}
         #: issue 16: files applied with *Apply reviewed*: path -> (added, removed) lines that landed
         self._applied: dict[str, tuple[int, int]] = {}
-        self._stream = DiffStream(self, self._on_stream)
+        self._stream = DiffStream(self, self._on_stream, process=build_process)
         self._claiming = False
         self._delegate.decision = self._decision_at
         self._delegate.lex_soon = self._lex_soon
@@ -181,7 +191,7 @@ class DiffView(
         hunks: Sequence[EditorHunk] | None = None,
     ) -> FileDiff:
         """Add ``path`` (replacing a file of that path), show it at once, and build its hunks
-        on a worker thread; they stream in (``hunks``: a review proposal's, converted, so ids
+        in a build process; they stream in (``hunks``: a review proposal's, converted, so ids
         match ``Proposal.hunks``; ``None``: git's line diff of ``old`` against ``new``).
 
         Until the build ends, *Apply reviewed* waits; decisions restored meanwhile are applied
@@ -250,42 +260,13 @@ class DiffView(
         self._delegate.read_only = self._locked()
         self._delegate.applied = path in self._applied
         self._title.set_full_text(path + status)
+        for label in (self._counts, self._hunk_label, self._progress):
+            label.unpin()  # another file: the counts' widths start again
         self._show_counts(file)
         self._refresh()
         if self._lex_timer.isActive() or lexer is not None:
             self._lex_timer.start()
         self.currentHunkChanged.emit(path, self._hunk_id())
-
-    def counts(self, path: str) -> tuple[int, int]:
-        """Lines added and removed in ``path``'s diff, with the user's hunk edits counted as
-        edited (an edited hunk counts its edited text against the old side); ``(0, 0)`` for
-        an unknown path."""
-        file = self._files.get(path)
-        if file is None:
-            return 0, 0
-        if path in self._applied:  # what landed, not what was proposed
-            return self._applied[path]
-        found = self._counts_cache.get(path)
-        if found is not None:
-            return found
-        decisions = self._review.decisions(path)
-        added = removed = 0
-        for hunk, layout in zip(file.hunks, self._file_layouts(file), strict=True):
-            edited = decisions.get(hunk.id, HunkDecision()).edited_text
-            if edited is None:
-                added, removed = added + layout.added, removed + layout.removed
-            else:
-                a, r = line_counts(hunk.old_text, edited)
-                added, removed = added + a, removed + r
-        self._counts_cache[path] = (added, removed)
-        return added, removed
-
-    def _show_counts(self, file: FileDiff) -> None:
-        added, removed = self.counts(file.path)
-        self._counts.setText(
-            f"<span style='color:{_C['add_sign']}'>+{added}</span>&nbsp;"
-            f"<span style='color:{_C['del_sign']}'>&minus;{removed}</span>"
-        )
 
     def restore_decisions(self, path: str, decisions: dict[int, HunkDecision]) -> None:
         """Put back decisions made earlier on ``path`` (a review restored from the journal
@@ -323,6 +304,23 @@ class DiffView(
     def is_unified(self) -> bool:
         """Whether the diff is shown unified (else side by side)."""
         return self._unified
+
+    def set_code_font(self, font: QFont) -> None:
+        """Show code in ``font`` (row height, character width and every cached text layout
+        follow; ``RowPainter.set_font``)."""
+        self._delegate.set_font(font)
+        self._list.verticalHeader().setDefaultSectionSize(self._delegate.row_height)
+        self._list.verticalScrollBar().setSingleStep(3 * self._delegate.row_height)
+        self._editor.setFont(self._delegate.font)
+        self._update_hscroll()
+        self._list.viewport().update()
+
+    def restyle(self) -> None:
+        """The theme changed (``palette.QCOLOURS`` or the token style): drop the painter's
+        cached layouts and styles and repaint (``RowPainter.restyle``)."""
+        self._delegate.restyle()
+        self._list.viewport().update()
+        self._file_list.viewport().update()
 
     def is_read_only(self) -> bool:
         """Whether accept/reject/edit/comment/apply are hidden."""
@@ -460,13 +458,6 @@ class DiffView(
         self._lex_whole = lines <= FULL_LEX_LINES
         self._delegate.gutter_digits = max(3, len(str(max(lines, 1))))
 
-    def _empty_text(self, path: str) -> str:
-        if path in self._errors:
-            return f"Could not build the diff of {path}: {self._errors[path]}"
-        if self._stream.building(path):
-            return "Building the diff…"
-        return "No differences" if self._files else "No changes to review"
-
     def _hunk_id(self) -> int:
         hunk = self.current_hunk()
         return hunk.id if hunk is not None else 0
@@ -476,41 +467,6 @@ class DiffView(
         if file is None or not 0 <= hunk_index < len(file.hunks):
             return None
         return self._review.get(file.path, file.hunks[hunk_index].id)
-
-    def _file_progress(self, file: FileDiff) -> str:
-        total = len(file.hunks)
-        if self._stream.building(file.path):
-            return f"building… {total} hunk{'s' if total != 1 else ''}"
-        if file.path in self._applied:
-            landed = sum(d.accepted for d in self._review.decisions(file.path).values())
-            return f"\u2713 applied {landed} of {total}"
-        if self._read_only or file.proposal_id is None:
-            return f"{total} hunk{'s' if total != 1 else ''}"
-        reviewed = self._review.reviewed(file.path)
-        return "✓ reviewed" if total and reviewed == total else f"{reviewed}/{total} reviewed"
-
-    def _refresh(self) -> None:
-        file = self.current_file()
-        total = len(file.hunks) if file is not None else 0
-        self._hunk_label.setText(f"Hunk {self._current + 1} of {total}" if total else "")
-        self._prev_btn.setEnabled(self._current > 0)
-        self._next_btn.setEnabled(0 <= self._current < total - 1)
-        accepted, rejected = self._review.tally(self._path) if self._path else (0, 0)
-        self._progress.setText(
-            f"Applied {accepted} of {total} hunks · ✗ {total - accepted} not applied"
-            if self._path in self._applied
-            else f"{accepted + rejected}/{total} reviewed · ✓ {accepted} · ✗ {rejected}"
-        )
-        self._progress.setToolTip(
-            f"{accepted + rejected} of {total} hunks reviewed: {accepted} accepted, "
-            f"{rejected} rejected"
-        )
-        self._apply_btn.setEnabled(
-            file is not None
-            and file.proposal_id is not None
-            and not self._stream.building(file.path)
-        )
-        self._file_list.viewport().update()
 
     def _on_file_selected(self, item: QListWidgetItem | None, _previous: Any = None) -> None:
         if item is not None:

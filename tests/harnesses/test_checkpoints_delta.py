@@ -1,0 +1,213 @@
+"""A next checkpoint's ``files_touched`` from the walk of the kept stat cache (no ``diff-tree``
+run), against real git: equal to what ``git diff-tree`` lists between the two checkpoints,
+and the tree equal to a fresh ``git add -A``, through edits in nested folders, whole folders
+removed, file/folder swaps, symbolic links, the executable bit and no-op rewrites; the
+shortcut is not taken when the previous checkpoint is not the kept index's base."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harnesses.checkpoints import Checkpoint, CheckpointStore
+
+
+@pytest.fixture(autouse=True)
+def _git_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    empty = tmp_path / "empty-gitconfig"
+    empty.write_text("[user]\n\tuseConfigOnly = true\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        monkeypatch.delenv(key, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _settled_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule and config files count as settled at once (no waiting out the 1 s racy window),
+    so every next checkpoint takes the kept stat cache; git's racy-git rules for file
+    contents are untouched."""
+    from harnesses.checkpoints import _incremental
+    from harnesses.vcs import runner
+
+    monkeypatch.setattr(_incremental, "RACY_NS", -(10**12))
+    monkeypatch.setattr(runner, "_RACY_NS", -(10**12))
+
+
+def _git(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> str:
+    out = subprocess.run(
+        ["git", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+    )
+    return out.stdout.strip()
+
+
+def _fresh_tree(ws: Path, tmp_path: Path) -> str:
+    """The tree a fresh ``git add -A`` of ``ws`` writes (an independent repository)."""
+    oracle = tmp_path / "oracle.git"
+    if not oracle.exists():
+        _git("init", "-q", "--bare", str(oracle))
+    index = tmp_path / "oracle-index"
+    index.unlink(missing_ok=True)
+    env = {"GIT_DIR": str(oracle), "GIT_WORK_TREE": str(ws), "GIT_INDEX_FILE": str(index)}
+    _git("-c", "core.autocrlf=false", "add", "-A", env=env, cwd=ws)
+    return _git("write-tree", env=env, cwd=ws)
+
+
+def _diff_tree(store: CheckpointStore, old: Checkpoint, new: Checkpoint) -> tuple[str, ...]:
+    out = _git(
+        f"--git-dir={store.location}",
+        "diff-tree",
+        "-r",
+        "-z",
+        "--no-renames",
+        "--name-only",
+        old.commit,
+        new.commit,
+    )
+    return tuple(sorted(p for p in out.split("\0") if p))
+
+
+def _runs() -> int:
+    from harnesses.vcs import door_counters
+
+    return door_counters()["runs"]
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _shapes(ws: Path) -> list[tuple[str, Callable[[], None]]]:
+    def same_size_rewrite() -> None:
+        (ws / "a" / "b" / "c" / "deep.txt").write_text("DEEP\n")  # same size, same tick
+
+    def remove_folder() -> None:
+        for name in ("one.txt", "two.txt"):
+            (ws / "gone" / name).unlink()
+        (ws / "gone").rmdir()
+
+    def file_to_folder() -> None:
+        (ws / "swap").unlink()
+        _write(ws / "swap" / "inner.txt", "inside\n")
+
+    def folder_to_file() -> None:
+        (ws / "swap" / "inner.txt").unlink()
+        (ws / "swap").rmdir()
+        (ws / "swap").write_text("a file again\n")
+
+    def exec_bit() -> None:
+        os.chmod(ws / "tool.sh", 0o755)
+
+    def retarget() -> None:
+        (ws / "link").unlink()
+        os.symlink("a/b/c/deep.txt", ws / "link")
+
+    def link_to_file() -> None:
+        (ws / "link").unlink()
+        (ws / "link").write_text("a file now\n")
+
+    def no_op() -> None:
+        data = (ws / "keep.txt").read_bytes()
+        (ws / "keep.txt").write_bytes(data)  # new mtime, same bytes
+        st = (ws / "keep.txt").stat()
+        os.utime(ws / "keep.txt", ns=(st.st_atime_ns, st.st_mtime_ns + 5 * 10**9))
+
+    def mixed() -> None:
+        _write(ws / "a" / "b" / "new.txt", "new\n")
+        (ws / "a" / "top.txt").unlink()
+        _write(ws / "fresh" / "x" / "y.txt", "y\n")
+        os.symlink("keep.txt", ws / "fresh" / "l")
+
+    return [
+        ("nested edit", lambda: _write(ws / "a" / "b" / "c" / "deep.txt", "deep, longer\n")),
+        ("same-size rewrite", same_size_rewrite),
+        ("whole folder removed", remove_folder),
+        ("file becomes a folder", file_to_folder),
+        ("folder becomes a file", folder_to_file),
+        ("executable bit", exec_bit),
+        ("symbolic link retargeted", retarget),
+        ("symbolic link becomes a file", link_to_file),
+        ("rewrite with the same bytes", no_op),
+        ("several at once", mixed),
+    ]
+
+
+def _workspace(tmp_path: Path, kind: str) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    if kind == "untracked":
+        _git("init", "-q", str(ws))
+    for name in ("keep.txt", "a/top.txt", "a/b/c/deep.txt", "gone/one.txt", "gone/two.txt"):
+        _write(ws / name, f"{name}\n")
+    for n in range(20):
+        _write(ws / "bulk" / f"f{n}.txt", f"bulk {n}\n")
+    (ws / "swap").write_text("a file\n")
+    (ws / "tool.sh").write_text("echo hi\n")
+    os.symlink("keep.txt", ws / "link")
+    return ws
+
+
+@pytest.mark.parametrize("kind", ["untracked", "plain"])
+async def test_files_touched_from_the_walk_equal_diff_tree(tmp_path: Path, kind: str) -> None:
+    ws = _workspace(tmp_path, kind)
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    await store.create("first")
+    previous = await store.create("second")  # from here on: the kept stat cache
+    for label, change in _shapes(ws):
+        change()
+        before = _runs()
+        made = await store.create(label)
+        runs = _runs() - before
+        # the incremental path without diff-tree: repository parts (2 in a repository),
+        # listing, ls-files, update-index, write-tree, commit-tree, update-ref
+        assert runs <= (8 if kind == "untracked" else 6), (label, runs)
+        assert made.files_touched == _diff_tree(store, previous, made), label
+        assert made.files_touched_count == len(made.files_touched)
+        tree = _git(f"--git-dir={store.location}", "rev-parse", f"{made.commit}^{{tree}}")
+        assert tree == _fresh_tree(ws, tmp_path), label
+        previous = made
+    assert (await store.create("nothing changed")).files_touched == ()
+
+
+async def test_the_kept_index_keeps_its_cache_tree(tmp_path: Path) -> None:
+    """``write-tree`` stores git's cache-tree (``TREE`` extension) in the kept index, so the
+    next ``write-tree`` rebuilds only the folders ``update-index`` invalidated."""
+    ws = _workspace(tmp_path, "untracked")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    await store.create("first")
+    assert b"TREE" in (store.location / "index").read_bytes()
+    await store.create("second")
+    _write(ws / "a" / "b" / "c" / "deep.txt", "edited\n")
+    await store.create("third")
+    assert b"TREE" in (store.location / "index").read_bytes()
+
+
+async def test_another_processs_checkpoint_in_between_is_diffed(tmp_path: Path) -> None:
+    """The walk's changes are relative to the kept index; when the previous checkpoint is
+    another store's (or a working-tree diff moved the kept index), ``diff-tree`` decides."""
+    ws = _workspace(tmp_path, "untracked")
+    mine = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    other = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    await mine.create("first")
+    await mine.create("second")
+    _write(ws / "keep.txt", "changed by the first edit\n")
+    theirs = await other.create("theirs")
+    _write(ws / "a" / "top.txt", "changed by the second edit\n")
+    made = await mine.create("mine")  # the walk saw both edits; theirs holds the first
+    assert made.files_touched == ("a/top.txt",) == _diff_tree(mine, theirs, made)
+
+    _write(ws / "keep.txt", "edited before a diff\n")
+    assert "edited before a diff" in await mine.diff(made)  # snapshots into the kept index
+    _write(ws / "bulk" / "f1.txt", "edited after it\n")
+    after = await mine.create("after a diff")
+    assert after.files_touched == ("bulk/f1.txt", "keep.txt") == _diff_tree(mine, made, after)
