@@ -71,7 +71,8 @@ async def test_filesystem_server_call_asks_and_shows_a_card(
     workspace = Workspace(repo, mode="ask", data_dir=tmp_path / ".data")
     settings = Settings(
         local_mcp_servers={
-            "fs": LocalMcpServer(command=str(FILESYSTEM), args=[str(repo)]),
+            # a loaded machine once took over the default 10 s to start node (a full run)
+            "fs": LocalMcpServer(command=str(FILESYSTEM), args=[str(repo)], startup_timeout_sec=60),
             "off": LocalMcpServer(command="nowhere", enabled=False),
         }
     )
@@ -107,7 +108,7 @@ async def test_filesystem_server_call_asks_and_shows_a_card(
     try:
         window.show()
         mcp.start()
-        await _until(lambda: "fs: ready, 14 tools" in window.top_bar.mcp_status.lines)
+        await _until(lambda: "fs: ready, 14 tools" in window.top_bar.mcp_status.lines, 90.0)
         assert window.top_bar.mcp_status.text() == "MCP 1/1"
         assert "off: disabled" in window.top_bar.mcp_status.lines
         controller.submit("Copy my notes into a todo list")
