@@ -40,6 +40,15 @@ so no ``.gitattributes`` line in the workspace can name a filter, a diff driver,
 encoding conversion for snapshots and restores: both are byte for byte."""
 
 
+STORE_TUNING = (("core.splitIndex", "true"),)
+"""The store's index files are split (``git help update-index``, "SPLIT INDEX"): the
+entries live in a shared ``sharedindex.<id>`` file in the store and a snapshot's index
+file holds only what changed since, so the two index writes of a next checkpoint
+(``update-index``, then ``write-tree`` keeping the cache tree) write a few KB rather than
+the whole index (about 80 bytes an entry). A shared file is written again once the split
+part holds 20% of the entries (``splitIndex.maxPercentChange``)."""
+
+
 def store_path(workspace: Path, data_dir: Path | None) -> Path:
     """Where ``workspace``'s checkpoint store lives.
 
@@ -196,6 +205,7 @@ class GitBackend:
             index_file=index,
             extra_env=extra,
             stdin=stdin,
+            tuning=STORE_TUNING,
         ).text
         return out.rstrip("\n") if strip else out
 

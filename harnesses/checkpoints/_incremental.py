@@ -1,13 +1,15 @@
 """A next checkpoint's snapshot from the kept stat cache: one walk, sizes only of what changed.
 
 The store's index (its stat cache, :meth:`GitBackend.save_cache`) says which files changed
-since the last snapshot: ``git ls-files --others --modified --deleted --exclude-standard``
-against a copy of it lists the new, changed and removed files, by git's own rules (a
-racily clean entry, one whose mtime is not older than the index file's, is compared by
-content; the copy keeps the index file's mtime). Only those are ``lstat``-ed for the size
-cap; the sizes of the others are the ones recorded last time (their stat data still
-matches, size included). ``git update-index --add --remove --replace --stdin`` then hashes
-only those paths (no second walk), and ``write-tree`` writes the tree.
+since the last snapshot: the walk (:func:`._walk.walk`: ``git diff-files`` and ``git ls-files
+--others --exclude-standard`` side by side) against a copy of it lists the changed, removed
+and new files, by git's own rules (a racily clean entry, one whose mtime is not older than
+the index file's, is compared by content; the copy keeps the index file's mtime). Only those
+are ``lstat``-ed for the size cap; the sizes of the others are the ones recorded last time
+(their stat data still matches, size included). ``git update-index --add --remove --replace
+--stdin`` then hashes only those paths (no second walk), and ``write-tree`` writes the tree.
+An entry whose stat data alone changed is refreshed too, and left out of the changed paths
+when its bytes still hash to its blob id (:func:`._walk.same_blob`).
 
 Git compares whole seconds of ctime (``USE_NSEC`` is off in the usual builds) and takes
 an entry whose mtime is older than the index file as clean, so a file hashed in second
@@ -46,12 +48,15 @@ from typing import TYPE_CHECKING
 from harnesses.vcs import GitError
 
 from ._cap import CapPlan, plan_sizes
+from ._walk import Entry, same_blob, walk
 
 if TYPE_CHECKING:
     from ._backend import GitBackend
 
 __all__ = [
     "RACY_NS",
+    "SPLIT_BYTES_PER_ENTRY",
+    "SPLIT_MAX_BYTES",
     "Risk",
     "StatCache",
     "build_cache",
@@ -66,6 +71,14 @@ RACY_NS = 1_000_000_000
 """A rule file changed less than this long (ns) before it was recorded is not trusted."""
 
 _GITLINK = "160000"
+
+SPLIT_MAX_BYTES = 64 * 1024
+SPLIT_BYTES_PER_ENTRY = 8
+"""A snapshot's split index file (``STORE_TUNING``) larger than both ``SPLIT_MAX_BYTES``
+and ``SPLIT_BYTES_PER_ENTRY`` per entry (about a tenth of the entries) is folded into a
+new shared index by the next ``update-index``: git writes a new shared file on its own
+only for added entries, while refreshed ones (racily clean entries, for one) stay in the
+split file for good."""
 
 
 def file_identity(path: str) -> tuple[int, ...] | None:
@@ -283,12 +296,13 @@ def incremental_snapshot(
         ``(tree, plan, the new cache, changed)``, or ``None`` when the shortcut does not
         apply or git refused it (the caller then takes the full path). ``changed`` holds
         the paths whose entry differs between ``cache.tree`` and ``tree``, what
-        ``git diff-tree -r --name-only`` would list: the walk lists exactly the paths
-        whose index entry ``update-index`` changes (``ls-files --modified`` compares the
-        content whenever the size alone does not prove a change, and a mode change counts),
-        and ``write-tree`` writes the index as it is. A path that appears or vanishes
-        between the walk and ``update-index`` may be listed in error (a race, reported as
-        touched).
+        ``git diff-tree -r --name-only`` would list: the walk lists every path whose
+        index entry ``update-index`` may change, those whose stat data alone changed are
+        kept out when their bytes still hash to the recorded blob id (same mode, same
+        size), and ``write-tree`` writes the index as it is. A path that appears, vanishes
+        or is rewritten between the walk and that check may be listed in error (a race,
+        reported as touched); only a file rewritten and then put back to its old bytes in
+        that window could be missed.
     """
     ws = g.workspace
     started_ns = time.time_ns()
@@ -307,28 +321,22 @@ def incremental_snapshot(
         if not index.exists():
             return None
         try:
-            out = g.run(
-                "ls-files",
-                "-z",
-                "--others",
-                "--modified",
-                "--deleted",
-                "--exclude-standard",
-                index=index,
-                strip=False,
-            )
-        except GitError:
+            entries, others = walk(g, index)
+        except (GitError, ValueError):
             return None
         update: list[str] = []
         fresh: set[str] = set()
-        # the last guard still holds while its second can see a rewrite
+        unsure: dict[str, Entry] = {}  # only the stat data may have changed
         risk = {  # a guard holds while its second (or the one before) can see a rewrite
             rel: seen for rel, seen in cache.racy.items() if seen[1] >= started_ns // 10**9 - 1
         }
-        for listed in dict.fromkeys(out.split("\0")):
-            if not listed or listed.startswith(prefixes):
+        listed: dict[str, Entry | None] = {entry.path: entry for entry in entries}
+        for rel in others:
+            listed.setdefault(rel, None)
+        for name, entry in listed.items():
+            if name.startswith(prefixes):
                 continue
-            rel = listed.rstrip("/")
+            rel = name.rstrip("/")
             update.append(rel)
             try:
                 st = os.lstat(base + rel)
@@ -338,10 +346,12 @@ def incremental_snapshot(
                 continue
             if stat.S_ISDIR(st.st_mode):  # a nested repository (gitlink), or a file
                 sizes.pop(rel, None)  # that became a folder (update-index drops it)
-                if listed.endswith("/") or rel in gitlinks:
+                if name.endswith("/") or rel in gitlinks:
                     gitlinks.add(rel)
                 continue
             gitlinks.discard(rel)
+            if entry is not None and entry.maybe_same and st.st_size == sizes.get(rel):
+                unsure[rel] = entry
             sizes[rel] = st.st_size
             fresh.add(rel)
             _risk(risk, rel, st, started_ns)
@@ -375,23 +385,29 @@ def incremental_snapshot(
             sizes.pop(rel, None)
         for rel in update:
             dirs.update(_parents(rel))
-        changed = frozenset(
-            rel
-            for rel in (*update, *drop)
-            if rel in sizes or rel in gitlinks or rel in cache.sizes or rel in cache.gitlinks
-        )
         try:
             if update:
                 # sorted: a file that became a folder comes before the files below it (its
                 # entry removed first; once ``--replace`` has dropped it, ``update-index``
                 # refuses the folder)
                 update.sort()
-                g.paths_stdin(["update-index", "--add", "--remove", "--replace"], update, index)
+                cmd = ["update-index", "--add", "--remove", "--replace"]
+                if index.stat().st_size > max(SPLIT_MAX_BYTES, SPLIT_BYTES_PER_ENTRY * len(sizes)):
+                    cmd.append("--split-index")  # every entry back into a new shared index
+                g.paths_stdin(cmd, update, index)
             if drop:
                 g.paths_stdin(["update-index", "--force-remove"], drop, index)
             tree = g.run("write-tree", index=index)
         except GitError:
             return None
+        # hashed after update-index: a file rewritten in between is named (a change is
+        # never missed for a race; only a rewrite back to the old bytes could be)
+        same = {rel for rel, entry in unsure.items() if same_blob(base + rel, entry)}
+        changed = frozenset(
+            rel
+            for rel in (*(rel for rel in update if rel not in same), *drop)
+            if rel in sizes or rel in gitlinks or rel in cache.sizes or rel in cache.gitlinks
+        )
         if not guard_racy(index, risk):
             (g.git_dir / "index").unlink(missing_ok=True)  # next time: from an empty index
             return None

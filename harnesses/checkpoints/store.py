@@ -42,6 +42,7 @@ from ._records import (
     state_meta,
 )
 from ._targets import removal_targets
+from ._walk import beside
 
 __all__ = [
     "DEFAULT_CAP_BYTES",
@@ -325,9 +326,18 @@ class CheckpointStore:
             *extra,
             *removal_targets(self._git, removes, removes_unknown, git_clean, git_clean_cwds),
         ]
-        tree, plan = g.snapshot_tree(targets, self.cap_bytes)
-        index_tree, repo_meta, keep = self._capture_parts()
-        latest = self._latest()
+        # the checkpoints are listed while the working tree is walked (git processes that
+        # wait on different things: refs, and lstat/readdir over the tree)
+        listing = beside(self._list)
+        try:
+            tree, plan = g.snapshot_tree(targets, self.cap_bytes)
+            index_tree, repo_meta, keep = self._capture_parts()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                listing()  # joined before the error goes on (it shares this store)
+            raise
+        known = listing()
+        latest = known[-1] if known else None
         previous = latest.commit if latest else None
         head_known, base = repo_meta.pop("_head", (False, None))
         if not head_known:

@@ -47,6 +47,7 @@ from pathlib import Path
 
 __all__ = [
     "ALLOWED_COMMANDS",
+    "TUNABLE",
     "GitError",
     "GitResult",
     "door_counters",
@@ -66,6 +67,7 @@ ALLOWED_COMMANDS = frozenset(
         "commit-tree",
         "config",
         "diff",
+        "diff-files",  # checkpoints: which entries changed since the kept index (raw, no patch)
         "diff-tree",
         "for-each-ref",
         "hash-object",
@@ -88,6 +90,10 @@ ALLOWED_COMMANDS = frozenset(
     }
 )
 """Subcommands the door runs (builtins only; git never expands an alias over a builtin)."""
+
+TUNABLE = frozenset({"core.splitindex"})
+"""Config keys a caller may set for one run (:func:`run_git`'s ``tuning``): the index's
+format, for an index file the caller owns (the checkpoint store's)."""
 
 _NOWHERE = "/dev/null/tandem-disabled"
 """A program path that cannot exist (below a character device)."""
@@ -302,6 +308,7 @@ def run_git(
     stdin: bytes | None = None,
     check: bool = True,
     timeout_s: float | None = None,
+    tuning: Sequence[tuple[str, str]] = (),
 ) -> GitResult:
     """Run ``git <args>`` through the door (blocking; call it off the event loop).
 
@@ -317,16 +324,22 @@ def run_git(
         stdin: bytes for standard input (``/dev/null`` when ``None``).
         check: raise :class:`GitError` on a non-zero exit.
         timeout_s: wall-clock limit in seconds (``None``: no limit).
+        tuning: command-scope settings given after all the others (so they win), only
+            of keys in :data:`TUNABLE` (formats and caches, never a program).
 
     Returns:
         The :class:`GitResult`.
 
     Raises:
-        ValueError: an argument list the door does not run.
+        ValueError: an argument list the door does not run, or a ``tuning`` key it
+            does not take.
         GitError: git failed (with ``check``), could not start, or timed out.
     """
     if not args or args[0] not in ALLOWED_COMMANDS:
         raise ValueError(f"the git door does not run {args[:1]!r}")
+    for key, _value in tuning:
+        if key.lower() not in TUNABLE:
+            raise ValueError(f"the git door does not tune {key!r}")
     options = list(args[: list(args).index("--")] if "--" in args else args)
     if args[0] == "clean" and "-n" not in options and "--dry-run" not in options:
         raise ValueError("the git door runs `git clean` only as a dry run (-n)")
@@ -341,7 +354,7 @@ def run_git(
         )
 
     keys = _config_keys(cwd, git_dir, environment(()), timeout_s)
-    env = environment(repository_overrides(keys))
+    env = environment([*repository_overrides(keys), *tuning])
     result = _spawn(list(args), cwd, env, stdin, timeout_s)
     if check and result.returncode != 0:
         raise GitError(args, result.returncode, _decode(result.stderr))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -169,8 +170,8 @@ async def test_files_touched_from_the_walk_equal_diff_tree(tmp_path: Path, kind:
         made = await store.create(label)
         runs = _runs() - before
         # the incremental path without diff-tree: repository parts (2 in a repository),
-        # listing, ls-files, update-index, write-tree, commit-tree, update-ref
-        assert runs <= (8 if kind == "untracked" else 6), (label, runs)
+        # listing, the walk (diff-files and ls-files), update-index, write-tree, commit-tree, update-ref
+        assert runs <= (9 if kind == "untracked" else 7), (label, runs)
         assert made.files_touched == _diff_tree(store, previous, made), label
         assert made.files_touched_count == len(made.files_touched)
         tree = _git(f"--git-dir={store.location}", "rev-parse", f"{made.commit}^{{tree}}")
@@ -211,3 +212,158 @@ async def test_another_processs_checkpoint_in_between_is_diffed(tmp_path: Path) 
     _write(ws / "bulk" / "f1.txt", "edited after it\n")
     after = await mine.create("after a diff")
     assert after.files_touched == ("bulk/f1.txt", "keep.txt") == _diff_tree(mine, made, after)
+
+
+def _walked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], list[str]]]:
+    """What each walk listed: ``(diff-files paths, ls-files --others paths)``."""
+    from harnesses.checkpoints import _incremental
+
+    seen: list[tuple[list[str], list[str]]] = []
+    real = _incremental.walk
+
+    def walk(g: object, index: Path) -> object:
+        entries, others = real(g, index)  # type: ignore[arg-type]
+        seen.append(([e.path for e in entries], list(others)))
+        return entries, others
+
+    monkeypatch.setattr(_incremental, "walk", walk)
+    return seen
+
+
+async def test_a_touched_file_is_not_a_change_and_is_not_listed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``diff-files`` names a file whose stat data changed with its bytes; the blob id
+    check keeps it out of ``files_touched`` and ``update-index`` refreshes its entry, so
+    the next walk no longer names it (``ls-files --modified`` compared such files by
+    content at every checkpoint)."""
+    ws = _workspace(tmp_path, "untracked")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    await store.create("first")
+    await store.create("second")
+    seen = _walked(monkeypatch)
+    earlier = time.time_ns() - 100 * 10**9  # not racy: older than the index
+    for name in ("keep.txt", "a/top.txt", "link"):
+        os.utime(ws / name, ns=(earlier, earlier), follow_symlinks=False)
+    os.chmod(ws / "bulk" / "f3.txt", 0o600)  # ctime only: git does not record 0600 vs 0644
+    made = await store.create("touched")
+    assert made.files_touched == ()
+    assert set(seen[-1][0]) >= {"keep.txt", "a/top.txt", "link"}
+    (ws / "bulk" / "f1.txt").write_text("bulk 9\n")  # same size, other bytes
+    os.utime(ws / "bulk" / "f1.txt", ns=(earlier, earlier))
+    made = await store.create("one real change")
+    assert made.files_touched == ("bulk/f1.txt",)
+    assert seen[-1][0] == ["bulk/f1.txt"]  # the touched ones are not named again
+    assert _git(f"--git-dir={store.location}", "show", f"{made.commit}:bulk/f1.txt") == "bulk 9"
+
+
+async def test_same_blob_reads_no_fifo_and_follows_no_link(tmp_path: Path) -> None:
+    """The blob id check never blocks on a FIFO swapped in since the listing, never reads
+    through a link, and knows SHA-256 ids (a store made for a SHA-256 repository)."""
+    from harnesses.checkpoints._walk import Entry, same_blob
+
+    text = tmp_path / "t.txt"
+    text.write_text("hello\n")
+    sha1 = _git("hash-object", str(text))
+    assert same_blob(str(text), Entry("t.txt", "100644", "100644", sha1, "M"))
+    sha256_repo = tmp_path / "s256"
+    _git("init", "-q", "--object-format=sha256", str(sha256_repo))
+    sha256 = _git("hash-object", str(text), cwd=sha256_repo)
+    assert len(sha256) == 64
+    assert same_blob(str(text), Entry("t.txt", "100644", "100644", sha256, "M"))
+    text.write_text("hellO\n")
+    assert not same_blob(str(text), Entry("t.txt", "100644", "100644", sha1, "M"))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert not same_blob(str(fifo), Entry("fifo", "100644", "100644", sha1, "M"))
+    link = tmp_path / "link"
+    os.symlink("t.txt", link)
+    assert not same_blob(str(link), Entry("link", "100644", "100644", sha1, "M"))
+    target = (
+        subprocess.run(
+            ["git", "hash-object", "--stdin"], input=b"t.txt", capture_output=True, check=True
+        )
+        .stdout.decode()
+        .strip()
+    )
+    assert same_blob(str(link), Entry("link", "120000", "120000", target, "M"))
+
+
+async def test_the_kept_index_is_split_and_folded_back(tmp_path: Path) -> None:
+    """The store's index is split (``sharedindex.*`` holds the entries): a next checkpoint
+    writes a small index file, and a split part grown past its bound (here: every entry
+    refreshed) is folded into a new shared index by the next checkpoint."""
+    from harnesses.checkpoints._incremental import SPLIT_MAX_BYTES
+
+    ws = _workspace(tmp_path, "untracked")
+    for n in range(1500):
+        _write(ws / "many" / f"m{n}.txt", f"many {n}\n")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    await store.create("first")
+    await store.create("second")
+    assert list(store.location.glob("sharedindex.*"))
+    earlier = time.time_ns() - 100 * 10**9
+    for n in range(1500):  # every entry's stat data changes: all refreshed, all split
+        os.utime(ws / "many" / f"m{n}.txt", ns=(earlier, earlier))
+    time.sleep(1.1)  # their ctime a second old: not guarded as racy (kept in the shared file)
+    assert (await store.create("all touched")).files_touched == ()
+    grown = (store.location / "index").stat().st_size
+    assert grown > SPLIT_MAX_BYTES
+    _write(ws / "keep.txt", "edited\n")
+    made = await store.create("folded")
+    assert made.files_touched == ("keep.txt",)
+    assert (store.location / "index").stat().st_size < SPLIT_MAX_BYTES // 4
+    tree = _git(f"--git-dir={store.location}", "rev-parse", f"{made.commit}^{{tree}}")
+    assert tree == _fresh_tree(ws, tmp_path)
+
+
+async def test_a_lost_shared_index_falls_back_to_the_full_path(tmp_path: Path) -> None:
+    """A shared index file removed under the kept index (another process, a clean-up) makes
+    the walk fail; the checkpoint is then taken the full way, and is right."""
+    ws = _workspace(tmp_path, "untracked")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    first = await store.create("first")
+    await store.create("second")
+    for shared in store.location.glob("sharedindex.*"):
+        shared.unlink()
+    _write(ws / "a" / "top.txt", "after the loss\n")
+    made = await store.create("after the loss")
+    assert made.files_touched == _diff_tree(store, first, made) or made.files_touched
+    tree = _git(f"--git-dir={store.location}", "rev-parse", f"{made.commit}^{{tree}}")
+    assert tree == _fresh_tree(ws, tmp_path)
+    _write(ws / "keep.txt", "and the next one\n")
+    again = await store.create("next")
+    assert again.files_touched == ("keep.txt",)
+
+
+async def test_a_failed_snapshot_waits_for_the_listing_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checkpoints are listed on a thread while the tree is walked; when the walk
+    fails, that thread has ended (it shares the store) before the error reaches the caller,
+    and the listing's result is right when nothing fails."""
+    from harnesses.checkpoints import _backend
+
+    ws = _workspace(tmp_path, "untracked")
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    first = await store.create("first")
+    ended: list[bool] = []
+    real_list = CheckpointStore._list
+
+    def slow_list(self: CheckpointStore) -> object:
+        time.sleep(0.3)
+        out = real_list(self)
+        ended.append(True)
+        return out
+
+    def broken(self: object, *args: object, **kw: object) -> object:
+        raise RuntimeError("the walk failed")
+
+    monkeypatch.setattr(CheckpointStore, "_list", slow_list)
+    with monkeypatch.context() as patch:
+        patch.setattr(_backend.GitBackend, "snapshot_tree", broken)
+        with pytest.raises(RuntimeError, match="the walk failed"):
+            await store.create("broken")
+        assert ended == [True]
+    made = await store.create("second")
+    assert [cp.id for cp in await store.list()] == [first.id, made.id]

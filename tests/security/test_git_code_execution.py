@@ -472,3 +472,42 @@ async def test_the_git_process_itself_gets_no_secret(
         assert SECRET not in text
         names = {line.split("=", 1)[0] for line in text.splitlines() if "=" in line}
         assert "OPENAI_API_KEY" not in names
+
+
+async def test_a_nested_repositorys_code_never_runs_while_the_tree_is_walked(
+    scene: Scene, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A nested repository (a gitlink in the snapshot) with a dirty work tree and its own
+    ``core.fsmonitor``: git asks a nested repository whether it is dirty by starting
+    ``git status`` inside it, with the door's command-scope config dropped (git clears
+    ``GIT_CONFIG_COUNT`` for a submodule's process), so that config would run. The next
+    checkpoint's walk (``diff-files --ignore-submodules=dirty``) looks only at its HEAD."""
+    from harnesses.checkpoints import _incremental
+    from harnesses.vcs import runner
+
+    monkeypatch.setattr(_incremental, "RACY_NS", -(10**12))  # the kept stat cache at once
+    monkeypatch.setattr(runner, "_RACY_NS", -(10**12))
+    nested = scene.ws / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(nested)], check=True)
+    (nested / "lib.txt").write_text("lib\n")
+    subprocess.run(["git", "-C", str(nested), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(nested), "commit", "-qm", "lib"], check=True)
+    store = CheckpointStore(scene.ws, data_dir=scene.data)
+    await store.create("first")
+    await store.create("second")  # from here on: the walk of the kept index
+    subprocess.run(["git", "-C", str(nested), "config", "core.fsmonitor", scene.payload()])
+    (nested / "lib.txt").write_text("lib, dirty\n")
+    plain = {**os.environ, "GIT_DIR": str(store.location), "GIT_WORK_TREE": str(scene.ws)}
+    subprocess.run(  # the plant is live: plain diff-files asks the nested repository
+        ["git", "diff-files"], cwd=scene.ws, env=plain, capture_output=True, check=False
+    )
+    assert scene.marker.exists(), "the nested repository's fsmonitor did not run in plain git"
+    scene.marker.unlink()
+    (scene.ws / "a.txt").write_text("alpha, edited\n")
+    made = await store.create("walked")
+    assert made.files_touched == ("a.txt",)
+    assert not scene.marker.exists(), "the walk ran the nested repository's code"
+    (nested / "lib.txt").write_text("lib, dirty again\n")
+    await CheckpointStore(scene.ws, data_dir=scene.data).create("full path")  # no kept cache
+    assert not scene.marker.exists(), "a full snapshot ran the nested repository's code"

@@ -749,7 +749,7 @@ async def test_files_appearing_and_vanishing_during_the_walk(
 
     def run(self: Any, *args: str, **kw: Any) -> str:
         out = real(self, *args, **kw)
-        if args[:1] == ("ls-files",) and "--modified" in args:
+        if args[:1] == ("diff-files",):
             (busy / "appeared.txt").write_text("during the walk\n")
             (busy / "b.txt").unlink()
             (busy / "a.txt").write_text("one, edited during the walk\n")
