@@ -1,6 +1,7 @@
 """Diff builds in a process of their own (issue 15): the same hunks, rows and syntax lines as
-the in-process path; a killed build process is an error that keeps what was shown; closing a
-diff mid-build ends its process."""
+the in-process path; a killed build process is started again once (each hunk shown once),
+and killed again it is an error that keeps what was shown; closing a diff mid-build ends its
+process."""
 
 from __future__ import annotations
 
@@ -131,22 +132,52 @@ def test_a_view_shows_the_same_rows_built_in_a_process_or_on_a_thread(qtbot) -> 
         assert views[0]._stream.processes() == [] and path not in views[0]._errors
 
 
-def test_a_killed_build_process_is_an_error_that_keeps_what_was_shown(qtbot) -> None:
-    old, new = _dense(200_000)
-    view = _view(qtbot)
-    diff = view.stream_file("big.py", old, new, proposal_id="p", hunks=compute_hunks(old, new))
+def _killed_mid_build(qtbot, view: DiffView, diff) -> tuple[int, int, list]:
+    """Stop the build process mid-build, accept the current hunk, kill it: ``(its pid,
+    hunks shown when it was killed, those hunks)``."""
     [pid] = view._stream.processes()
     qtbot.waitUntil(lambda: len(diff.hunks) >= 100, timeout=60_000)
     os.kill(pid, signal.SIGSTOP)  # held mid-build (2,000 hunks a second at most)
     assert view.building("big.py"), "the build ended before it could be stopped"
     view.accept_current()
-    shown = len(diff.hunks)
-    kept = list(diff.hunks)
+    shown, kept = len(diff.hunks), list(diff.hunks)
     os.kill(pid, signal.SIGKILL)
+    return pid, shown, kept
+
+
+def test_a_killed_build_process_is_started_again_and_skips_what_was_shown(qtbot) -> None:
+    """A build process killed by a signal (a crash, the OOM killer) is started again once;
+    the new one's hunks up to those shown are dropped, so each hunk is shown once, in order,
+    with the decision taken on it kept, and the proposal can be applied."""
+    old, new = _dense(200_000)
+    view = _view(qtbot)
+    diff = view.stream_file("big.py", old, new, proposal_id="p", hunks=compute_hunks(old, new))
+    pid, shown, kept = _killed_mid_build(qtbot, view, diff)
+    qtbot.waitUntil(lambda: not view.building("big.py"), timeout=120_000)
+    assert not _alive(pid) and "big.py" not in view._errors
+    assert [h.id for h in diff.hunks] == list(range(1, 16_668))
+    assert diff.hunks[:shown] == kept
+    assert view.decisions("big.py")[1] == HunkDecision(Verdict.ACCEPTED)
+    assert view._apply_btn.isEnabled()
+    assert view._stream.processes() == []
+
+
+def test_a_build_process_killed_twice_is_an_error_that_keeps_what_was_shown(qtbot) -> None:
+    old, new = _dense(200_000)
+    view = _view(qtbot)
+    diff = view.stream_file("big.py", old, new, proposal_id="p", hunks=compute_hunks(old, new))
+    pid, shown, kept = _killed_mid_build(qtbot, view, diff)
+    qtbot.waitUntil(
+        lambda: bool(view._stream.processes()) and pid not in view._stream.processes(),
+        timeout=30_000,
+    )
+    [again_pid] = view._stream.processes()
+    os.kill(again_pid, signal.SIGKILL)  # the one retry killed too
     qtbot.waitUntil(lambda: not view.building("big.py"), timeout=30_000)
-    assert not _alive(pid)
+    assert not _alive(pid) and not _alive(again_pid)
     assert "stopped (exit status -9)" in view._errors["big.py"]
     assert len(diff.hunks) >= shown and diff.hunks[:shown] == kept  # nothing lost
+    assert [h.id for h in diff.hunks] == list(range(1, len(diff.hunks) + 1))  # none twice
     assert view.decisions("big.py")[1] == HunkDecision(Verdict.ACCEPTED)
     assert view._file_progress(diff).startswith("build failed after")
     assert "Could not build the whole diff" in view._progress.text()

@@ -14,9 +14,7 @@ Build item 1).
 
 from __future__ import annotations
 
-import os
 import queue
-import sys
 import threading
 import time
 from collections import deque
@@ -38,6 +36,13 @@ from .build import (
 )
 from .decode import decode_steps, syntax_sides
 from .model import DiffHunk, FileDiff, HunkLines, split_lines
+from .priority import (
+    BUILD_NICE,
+    BUILD_PROCESS_NICE,
+    BUILD_SWITCH_INTERVAL_S,
+    _lower_priority,
+    _SwitchInterval,
+)
 from .process import BuildProcess, Ended
 from .wire import Frame
 
@@ -47,6 +52,7 @@ __all__ = [
     "BUILD_PROCESS_NICE",
     "HOLD_MS",
     "BUILD_SWITCH_INTERVAL_S",
+    "PROCESS_RETRIES",
     "SLICE_MS",
     "UNIFIED",
     "DiffStream",
@@ -76,48 +82,12 @@ APPEND_MS = 200.0
 chunks, each repainting the same first screen while the build streamed (issue 15)."""
 MERGE_HUNKS = 500
 """At most this many merged hunks are added at once (adding costs the GUI about 2 µs a hunk)."""
-BUILD_SWITCH_INTERVAL_S = 0.0005
-"""The interpreter's thread switch interval while a build runs (s; CPython's default is 0.005).
-
-A worker converting hunks holds the GIL, and the GUI thread gives it up around most Qt calls
-(a row's paint makes a dozen); each time it waits up to one switch interval to get it back, so
-at the default a paint of the first screen took 100 ms and more while a build ran (issue 15).
-"""
-
-
-BUILD_NICE = 10
-"""The nice value of a build's worker thread (Linux; the GUI thread stays at the process's).
-
-On a loaded machine the GUI thread waits for a core more than for anything else: with the
-worker at the same priority, the longest heartbeat gaps while a 50,000-line diff streamed were
-64-237 ms (six runs), of them 20-40 ms the GUI's own work; with the worker at nice 10,
-37-105 ms, the diff shown 3-340 ms later (median 75 ms; ``bench/diff_view.py``, load 4-4.5
-on 2 cores, issue 15).
-"""
-
-
-BUILD_PROCESS_NICE = 5
-"""The nice value of a build process (Linux/macOS; the GUI keeps its own).
-
-A process competes for a core as a whole task, where a thread shared its process's share: at
-nice 10 beside two busy processes (load 4.5 on 2 cores) the 50,000-line build took 5-6 s to
-show; at 5, 2.2 s, the longest stalls alike (94 against 96-99 ms; at 0, 1.9 s and 110 ms;
-``bench/diff_view.py --hog 2 --nice N``, issue 15).
-"""
-
-
-def _lower_priority() -> None:
-    """Lower the calling thread's CPU priority to :data:`BUILD_NICE` (Linux only: there the
-    nice value belongs to the thread, ``setpriority(2)``; elsewhere it would be the
-    process's). A refusal leaves it as it was."""
-    if sys.platform != "linux":
-        return
-    tid = threading.get_native_id()
-    try:
-        if os.getpriority(os.PRIO_PROCESS, tid) < BUILD_NICE:
-            os.setpriority(os.PRIO_PROCESS, tid, BUILD_NICE)
-    except OSError:  # a sandbox may refuse it: the build runs at the GUI's priority
-        pass
+PROCESS_RETRIES = 1
+"""How many times a build process killed by a signal (a crash, the OOM killer, a stray
+``kill``) is started again for the same file. The new process skips the hunks the old one
+had delivered (hunk ids are positions: a rebuild gives the same ones), so each hunk is shown
+once and its decision kept. An exit without a signal (it could not import, or start) is not
+retried: it would fail the same way."""
 
 
 def _compact(hunk: DiffHunk) -> DiffHunk:
@@ -130,23 +100,6 @@ def _compact(hunk: DiffHunk) -> DiffHunk:
         return replace(hunk, lines=HunkLines.of(hunk.lines))
     except ValueError:  # an odd parse: kept as it is, shown the same
         return hunk
-
-
-class _SwitchInterval:
-    """Lowers ``sys.setswitchinterval`` while at least one build is live, then restores it."""
-
-    def __init__(self) -> None:
-        self._saved: float | None = None
-
-    def hold(self) -> None:
-        if self._saved is None:
-            self._saved = sys.getswitchinterval()
-            sys.setswitchinterval(min(self._saved, BUILD_SWITCH_INTERVAL_S))
-
-    def release(self) -> None:
-        if self._saved is not None:
-            sys.setswitchinterval(self._saved)
-            self._saved = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +159,10 @@ class DiffStream:
         self._paths: dict[int, str] = {}  # token -> path of a process build
         self._merged: dict[int, tuple[list[DiffHunk], list[HunkLayout]]] = {}
         self._appended: dict[int, float] = {}  # token -> perf_counter of its last hunks (s)
+        # a process build's inputs (to start it again after a crash) and its attempt number
+        self._inputs: dict[int, tuple[str | None, str | None, Sequence[EditorHunk] | None]] = {}
+        self._attempt: dict[int, int] = {}
+        self._upto: dict[str, int] = {}  # path -> the last hunk id a process build delivered
         parent.destroyed.connect(self._interval.release)  # a view closed mid-build
         parent.destroyed.connect(self.stop)
 
@@ -220,12 +177,9 @@ class DiffStream:
         """Build ``path``'s diff in the background (``hunks``: a proposal's, to convert)."""
         self._next += 1
         token = self._live[path] = self._next
-        if self._process:  # started by its own thread: nothing here waits for fork/exec
-            self._procs[token] = BuildProcess(
-                token, path, old, new, hunks, self._inbox, nice=BUILD_PROCESS_NICE
-            )
-            self._paths[token] = path
-            self._timer.start()
+        if self._process:
+            self._upto.pop(path, None)
+            self._spawn(token, path, (old, new, hunks))
             return
         thread = threading.Thread(
             target=self._work,
@@ -238,6 +192,58 @@ class DiffStream:
         self._interval.hold()
         thread.start()
         self._timer.start()
+
+    def _spawn(
+        self,
+        token: int,
+        path: str,
+        inputs: tuple[str | None, str | None, Sequence[EditorHunk] | None],
+        attempt: int = 0,
+    ) -> None:
+        """Start ``path``'s build process under ``token`` (started by its own thread:
+        nothing here waits for fork/exec)."""
+        old, new, hunks = inputs
+        self._procs[token] = BuildProcess(
+            token, path, old, new, hunks, self._inbox, nice=BUILD_PROCESS_NICE
+        )
+        self._paths[token] = path
+        self._inputs[token] = inputs
+        self._attempt[token] = attempt
+        self._timer.start()
+
+    def _retry(self, token: int, ended: Ended) -> bool:
+        """Start a killed build process again (see :data:`PROCESS_RETRIES`); whether it was."""
+        path = self._paths.get(token)
+        attempt = self._attempt.get(token, 0)
+        inputs = self._inputs.get(token)
+        if (
+            path is None
+            or inputs is None
+            or self._live.get(path) != token
+            or ended.status is None
+            or ended.status >= 0
+            or attempt >= PROCESS_RETRIES
+        ):
+            return False
+        self._flush(token)  # what it had delivered comes first; the new one skips it
+        self._next += 1
+        self._live[path] = self._next
+        self._spawn(self._next, path, inputs, attempt + 1)
+        return True
+
+    def _unseen(self, message: StreamMessage) -> StreamMessage | None:
+        """A process build's hunks less those delivered before it was started again."""
+        hunks, layouts = message.data
+        upto = self._upto.get(message.path, 0)
+        if hunks and hunks[0].id <= upto:
+            pairs = [(h, lay) for h, lay in zip(hunks, layouts, strict=True) if h.id > upto]
+            if not pairs:
+                return None
+            hunks, layouts = [h for h, _ in pairs], [lay for _, lay in pairs]
+            message = StreamMessage(message.path, "hunks", (hunks, layouts))
+        if hunks:
+            self._upto[message.path] = hunks[-1].id
+        return message
 
     def start_unified(self, text: str, parse: Callable[[str], list[FileDiff]]) -> None:
         """Parse ``git diff`` output in the background (replacing an earlier such build).
@@ -379,6 +385,9 @@ class DiffStream:
                 if path is None or self._live.get(path) != token:
                     self._held.popleft()  # a cancelled build's: never decoded
                     continue
+                if isinstance(held, Ended) and self._retry(token, held):
+                    self._held.popleft()
+                    continue
                 if not isinstance(held, Iterator):
                     held = decode_steps(path, held)
                     self._held[0] = (token, held)
@@ -393,6 +402,11 @@ class DiffStream:
             self._held.popleft()
             if self._live.get(message.path) != token:
                 continue
+            if message.kind == "hunks" and token in self._procs:
+                unseen = self._unseen(message)
+                if unseen is None:
+                    continue  # all delivered by the process it replaces
+                message = unseen
             if message.kind == "hunks" and token in self._procs and token in self._first_shown:
                 self._merge(token, message)  # added with the next ones (see APPEND_MS)
                 continue
@@ -417,6 +431,8 @@ class DiffStream:
             if not process.alive() and token not in live:
                 del self._procs[token]
                 self._paths.pop(token, None)
+                self._inputs.pop(token, None)
+                self._attempt.pop(token, None)
                 self._merged.pop(token, None)
                 self._appended.pop(token, None)
         self._first_shown.intersection_update({*self._threads, *self._procs})
