@@ -54,6 +54,7 @@ from .mcp_cards import mcp_call
 from .review_journal import (
     PendingReview,
     decision_record,
+    decisions_record,
     landed_counts,
     pending_reviews,
     proposal_record,
@@ -428,6 +429,12 @@ class Controller(QObject):
         """Journal one hunk decision as the user makes it, so a crash keeps it."""
         if self.workspace.review_queue.get(proposal_id) is not None:
             self._journal("review_decision", decision_record(proposal_id, hunk_id, decision))
+
+    def note_review_decisions(self, proposal_id: str, decisions: Any) -> None:
+        """Journal a file's *Accept all* / *Reject all* as one event (``decisions``: hunk id
+        -> decision), however many hunks it decided."""
+        if self.workspace.review_queue.get(proposal_id) is not None:
+            self._journal("review_decisions", decisions_record(proposal_id, decisions))
 
     @Slot(str, str, str)
     def decide(self, request_id: str, decision: str, message: str) -> None:

@@ -352,6 +352,7 @@ class MainWindow(QMainWindow, LazyTabs):
         c.reviewDecisionsRestored.connect(self._restore_decisions)
         self.diff_view.applyRequested.connect(c.apply_review)
         self.diff_view.decisionChanged.connect(self._note_decision)
+        self.diff_view.decisionsChanged.connect(self._note_decisions)
         c.undoRestoreAvailable.connect(self._set_undo_restore)
         self.tabs.currentChanged.connect(self._tab_shown)
 
@@ -444,6 +445,12 @@ class MainWindow(QMainWindow, LazyTabs):
         for proposal_id, diff in self._proposals.items():
             if diff.path == path:
                 self.controller.note_review_decision(proposal_id, hunk_id, decision)
+                return
+
+    def _note_decisions(self, path: str, decisions: Any) -> None:
+        for proposal_id, diff in self._proposals.items():
+            if diff.path == path:
+                self.controller.note_review_decisions(proposal_id, decisions)
                 return
 
     def _show_checkpoints(self, checkpoints: list[Any]) -> None:

@@ -2,12 +2,14 @@
 
 A proposal waiting for review lives in memory (the review queue) while a tool call awaits
 it. So that a crash, a kill or a quit loses nothing the user was reviewing (issue 12,
-"Reviews survive"), the controller journals three events, and folds them back on reopen:
+"Reviews survive"), the controller journals these events, and folds them back on reopen:
 
 - ``proposal``: the whole proposal (operation, old and new text, hunks, base fingerprint)
   and the ``apply_patch`` call it belongs to;
 - ``proposal_call``: the card it belongs to, when that card showed after the proposal;
 - ``review_decision``: one hunk's verdict, edit or comment, as the user makes it;
+- ``review_decisions``: a file's *Accept all* / *Reject all*: the hunks it decided, in one
+  event (``{"id": ..., "hunks": [review_decision payloads without "id"]}``);
 - ``proposal_closed``: answered, withdrawn (a stopped run) or landed after a restart.
 
 A record is only data on disk: before one is reopened, :func:`review_problem` checks that
@@ -32,7 +34,9 @@ from .views.diff_model import line_counts
 
 __all__ = [
     "PendingReview",
+    "decision_payloads",
     "decision_record",
+    "decisions_record",
     "landed_counts",
     "pending_reviews",
     "proposal_from_record",
@@ -180,6 +184,27 @@ def decision_record(proposal_id: str, hunk_id: int, decision: Any) -> dict[str, 
     }
 
 
+def decisions_record(proposal_id: str, decisions: Mapping[int, Any]) -> dict[str, Any]:
+    """The journal payload of many hunk decisions made at once (*Accept all*)."""
+    hunks = []
+    for hunk_id, decision in sorted(decisions.items()):
+        one = decision_record(proposal_id, hunk_id, decision)
+        del one["id"]
+        hunks.append(one)
+    return {"id": proposal_id, "hunks": hunks}
+
+
+def decision_payloads(kind: str, payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The one-hunk payloads (:func:`decision_record`'s shape) a ``review_decision`` or
+    ``review_decisions`` event holds; ``[]`` for another kind or an unreadable record."""
+    if kind == "review_decision":
+        return [payload]
+    if kind != "review_decisions" or not isinstance(payload.get("hunks"), list):
+        return []
+    pid = payload.get("id")
+    return [{**one, "id": pid} for one in payload["hunks"] if isinstance(one, Mapping)]
+
+
 def pending_reviews(events: Iterable[tuple[str, Mapping[str, Any]]]) -> list[PendingReview]:
     """Fold journal events ``(kind, payload)`` into the proposals still waiting, oldest
     first, with their decisions so far. A record that cannot be read is skipped."""
@@ -195,10 +220,15 @@ def pending_reviews(events: Iterable[tuple[str, Mapping[str, Any]]]) -> list[Pen
             review = waiting.get(str(payload.get("id")))
             if review is not None:
                 review.call_id = str(payload.get("call_id") or "")
-        elif kind == "review_decision":
+        elif kind in ("review_decision", "review_decisions"):
             review = waiting.get(str(payload.get("id")))
-            if review is not None:
-                review.decisions[int(payload.get("hunk", 0))] = dict(payload)
+            if review is None:
+                continue
+            for one in decision_payloads(kind, payload):
+                try:
+                    review.decisions[int(one.get("hunk", 0))] = dict(one)
+                except (TypeError, ValueError):
+                    continue
         elif kind == "proposal_closed":
             waiting.pop(str(payload.get("id")), None)
     return list(waiting.values())

@@ -131,11 +131,19 @@ def build_export(
             }
         elif kind == "proposal_call" and str(payload.get("id")) in reviews:
             reviews[str(payload.get("id"))]["call_id"] = str(payload.get("call_id") or "")
-        elif kind == "review_decision" and str(payload.get("id")) in reviews:
-            hunk = str(int(payload.get("hunk", 0)))
-            reviews[str(payload.get("id"))]["hunks"][hunk] = {
-                k: payload.get(k) for k in ("accepted", "rejected", "edited_text", "comment")
-            }
+        elif kind in ("review_decision", "review_decisions") and str(payload.get("id")) in reviews:
+            # one hunk, or a file's Accept all / Reject all (its hunks in one event)
+            listed = payload.get("hunks") if kind == "review_decisions" else [payload]
+            for one in listed if isinstance(listed, list) else []:
+                if not isinstance(one, Mapping):
+                    continue
+                try:
+                    hunk = str(int(one.get("hunk", 0)))
+                except (TypeError, ValueError):
+                    continue
+                reviews[str(payload.get("id"))]["hunks"][hunk] = {
+                    k: one.get(k) for k in ("accepted", "rejected", "edited_text", "comment")
+                }
         elif kind == "proposal_closed" and str(payload.get("id")) in reviews:
             reviews[str(payload.get("id"))]["closed"] = payload.get("how")
     if not responses:

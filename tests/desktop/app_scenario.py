@@ -3,7 +3,8 @@
 ``python -m tests.desktop.app_scenario REPO JOURNAL`` starts a session that stops at a shell
 approval, prints ``SESSION <id>`` once the approval is on screen and waits there until the
 test kills it with SIGKILL (a crash: no clean-up runs). With a third argument ``review`` it
-stops at the patch review instead, after the user accepted hunk 1 and rejected hunk 2.
+stops at the patch review instead, after the user accepted hunk 1 and rejected hunk 2;
+with ``review-all``, after the user rejected hunk 2 and then clicked *Accept all*.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def build(
     return controller, window
 
 
-def _review_child(repo: Path, journal_path: Path) -> None:
+def _review_child(repo: Path, journal_path: Path, *, accept_all: bool = False) -> None:
     app = QApplication.instance() or QApplication([])
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
@@ -98,8 +99,13 @@ def _review_child(repo: Path, journal_path: Path) -> None:
     window.show()
 
     def on_proposal(_proposal: Any) -> None:
-        window.diff_view.accept_current()  # hunk 1 accepted, moves on
-        window.diff_view.reject_current()  # hunk 2 rejected; hunk 3 still pending
+        if accept_all:
+            window.diff_view.next_hunk()
+            window.diff_view.reject_current()  # hunk 2 rejected by hand
+            window.diff_view.accept_all()  # hunks 1 and 3 (the pending ones) in one event
+        else:
+            window.diff_view.accept_current()  # hunk 1 accepted, moves on
+            window.diff_view.reject_current()  # hunk 2 rejected; hunk 3 still pending
         journal.flush()
         print(f"SESSION {controller.session_id}", flush=True)
 
@@ -131,7 +137,7 @@ def _crash_child(repo: Path, journal_path: Path) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[3:] == ["review"]:
-        _review_child(Path(sys.argv[1]), Path(sys.argv[2]))
+    if sys.argv[3:] in (["review"], ["review-all"]):
+        _review_child(Path(sys.argv[1]), Path(sys.argv[2]), accept_all=sys.argv[3] != "review")
     else:
         _crash_child(Path(sys.argv[1]), Path(sys.argv[2]))

@@ -139,6 +139,9 @@ def _killed_mid_build(qtbot, view: DiffView, diff) -> tuple[int, int, list]:
     qtbot.waitUntil(lambda: len(diff.hunks) >= 100, timeout=60_000)
     os.kill(pid, signal.SIGSTOP)  # held mid-build (2,000 hunks a second at most)
     assert view.building("big.py"), "the build ended before it could be stopped"
+    assert not view._accept_all_btn.isEnabled()  # every hunk must be there to be decided
+    view.accept_all()
+    assert view._review.tally("big.py") == (0, 0)
     view.accept_current()
     shown, kept = len(diff.hunks), list(diff.hunks)
     os.kill(pid, signal.SIGKILL)
@@ -160,6 +163,11 @@ def test_a_killed_build_process_is_started_again_and_skips_what_was_shown(qtbot)
     assert view.decisions("big.py")[1] == HunkDecision(Verdict.ACCEPTED)
     assert view._apply_btn.isEnabled()
     assert view._stream.processes() == []
+    view.reject_current()  # hunk 2 rejected by hand, then Accept all takes the rest
+    with qtbot.waitSignal(view.decisionsChanged) as decided:
+        view._accept_all_btn.click()
+    assert len(decided.args[1]) == 16_665
+    assert view._review.tally("big.py") == (16_666, 1)
 
 
 def test_a_build_process_killed_twice_is_an_error_that_keeps_what_was_shown(qtbot) -> None:

@@ -8,7 +8,13 @@ import pytest
 from pygments.token import Comment, Keyword, Name, Number, String, Text
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QPlainTextEdit, QPushButton
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QWidget,
+)
 
 from desktop.views.diff_highlight import (
     DARK_STYLE,
@@ -294,6 +300,55 @@ def test_keys_navigate_decide_and_apply_carries_decisions(qtbot) -> None:
         2: HunkDecision(Verdict.REJECTED, comment="use a constant"),
         3: HunkDecision(Verdict.PENDING),
     }
+
+
+def test_accept_all_and_reject_all_decide_only_the_pending_hunks(qtbot) -> None:
+    """*Accept all* / *Reject all* (buttons, Shift+A / Shift+R) give the file's pending hunks
+    a verdict in one ``decisionsChanged``; explicit decisions and comments stay; both are off
+    once nothing is pending, and absent in read-only mode."""
+    diff = build_file_diff("a.txt", OLD, _modified(), proposal_id="prop-1")
+    assert len(diff.hunks) == 3
+    view = _view(qtbot, [diff])
+    rows = _rows_widget(view)
+    accept_all = view.findChild(QPushButton, "acceptAllButton")
+    reject_all = view.findChild(QPushButton, "rejectAllButton")
+    assert accept_all is not None and reject_all is not None
+    assert accept_all.isVisible() and accept_all.isEnabled() and reject_all.isEnabled()
+    qtbot.keyClick(rows, "j")
+    qtbot.keyClick(rows, "r")  # hunk 2 rejected by hand
+    with qtbot.waitSignal(view.decisionsChanged) as decided:
+        qtbot.mouseClick(accept_all, Qt.MouseButton.LeftButton)
+    path, changed = decided.args
+    assert path == "a.txt" and sorted(changed) == [1, 3]
+    assert all(d.accepted for d in changed.values())
+    assert {k: d.verdict for k, d in view.decisions().items()} == {
+        1: Verdict.ACCEPTED,
+        2: Verdict.REJECTED,
+        3: Verdict.ACCEPTED,
+    }
+    assert not accept_all.isEnabled() and not reject_all.isEnabled()  # nothing pending
+    assert "3/3 reviewed" in view.findChild(QWidget, "reviewProgress").text()
+
+    other = build_file_diff("b.txt", OLD, _modified(), proposal_id="prop-2")
+    view2 = _view(qtbot, [other])
+    rows2 = _rows_widget(view2)
+    qtbot.keyClick(rows2, "a")  # hunk 1 accepted by hand
+    with qtbot.waitSignal(view2.decisionsChanged) as rejected:
+        qtbot.keyClick(rows2, Qt.Key.Key_R, Qt.KeyboardModifier.ShiftModifier)
+    assert sorted(rejected.args[1]) == [2, 3]
+    assert [d.verdict for d in view2.decisions().values()] == [
+        Verdict.ACCEPTED,
+        Verdict.REJECTED,
+        Verdict.REJECTED,
+    ]
+    with qtbot.assertNotEmitted(view2.decisionsChanged):
+        qtbot.keyClick(rows2, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)  # none pending
+
+    read_only = _view(qtbot, [build_file_diff("c.txt", OLD, _modified())], read_only=True)
+    button = read_only.findChild(QPushButton, "acceptAllButton")
+    assert button is None or not button.isVisible()
+    with qtbot.assertNotEmitted(read_only.decisionsChanged):
+        qtbot.keyClick(_rows_widget(read_only), Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)
 
 
 def test_edited_text_lands_in_the_decision(qtbot) -> None:

@@ -42,6 +42,17 @@ def _summary(card: Any) -> str:
     return "".join(ch for ch in card.summary.text() if ch.isprintable())
 
 
+async def _reopened(repo: Path, journal: Any, session_id: str, qtbot: Any) -> tuple[Any, Any]:
+    """The crashed session opened again in a new window, its proposal shown."""
+    controller, window = app_scenario.build(repo, journal, [], session_id=session_id)
+    qtbot.addWidget(window)
+    window.show()
+    shown = next_signal(controller.proposalSubmitted)
+    controller.load_session(session_id)
+    await shown
+    return controller, window
+
+
 def _crash_during_review(repo: Path, journal_path: Path) -> str:
     # the crash, while the patch waits for review
     words = kill_at_session_line("tests.desktop.app_scenario", [repo, journal_path, "review"])
@@ -57,12 +68,7 @@ def test_sigkill_during_review_then_relaunch_shows_it_waiting_with_its_decisions
     journal = SessionJournal(journal_path)
 
     async def scenario() -> None:
-        controller, window = app_scenario.build(repo, journal, [], session_id=session_id)
-        qtbot.addWidget(window)
-        window.show()
-        shown = next_signal(controller.proposalSubmitted)
-        controller.load_session(session_id)
-        await shown
+        controller, window = await _reopened(repo, journal, session_id, qtbot)
         assert window.tabs.currentIndex() == 0
         file = window.diff_view.current_file()
         assert file is not None and file.path == "notes.txt" and len(file.hunks) == 3
@@ -92,6 +98,32 @@ def test_sigkill_during_review_then_relaunch_shows_it_waiting_with_its_decisions
     run_qasync(scenario)
     kinds = [e.kind for e in journal.events(session_id)]
     assert "review_landed" in kinds and kinds.count("proposal_closed") == 1
+    journal.close()
+
+
+def test_accept_all_survives_a_crash_as_one_journal_event(repo, tmp_path, qtbot):
+    """*Accept all* after a hand-made reject, then SIGKILL: one ``review_decisions`` event
+    holds the hunks it decided; the relaunched window shows them, and applying lands them."""
+    journal_path = tmp_path / "journal.sqlite3"
+    words = kill_at_session_line("tests.desktop.app_scenario", [repo, journal_path, "review-all"])
+    session_id = words[1]
+    journal = SessionJournal(journal_path)
+    bulk = [e for e in journal.events(session_id) if e.kind == "review_decisions"]
+    assert len(bulk) == 1 and [h["hunk"] for h in bulk[0].payload["hunks"]] == [1, 3]
+
+    async def scenario() -> None:
+        controller, window = await _reopened(repo, journal, session_id, qtbot)
+        verdicts = {h: d.verdict for h, d in window.diff_view.decisions("notes.txt").items()}
+        assert verdicts == {1: Verdict.ACCEPTED, 2: Verdict.REJECTED, 3: Verdict.ACCEPTED}
+        landed = next_signal(controller.checkpointsChanged)
+        window.diff_view.apply_reviewed()
+        await landed
+        expected = app_scenario.notes_text().replace("beta", "BETA").replace("psi", "PSI")
+        assert (repo / "notes.txt").read_text() == expected
+        await controller.shutdown()
+        window.close()
+
+    run_qasync(scenario)
     journal.close()
 
 

@@ -238,3 +238,28 @@ def test_model_response_payload_takes_only_completed_responses():
         "usage": {"input_tokens": 3},
         "response_id": "r1",
     }
+
+
+def test_a_files_accept_all_is_exported_per_hunk():
+    """A ``review_decisions`` event (the diff view's *Accept all*) exports as the same
+    per-hunk decisions as one ``review_decision`` per hunk; malformed entries are skipped."""
+    one = {"accepted": True, "rejected": False, "edited_text": None, "comment": None}
+    events = [
+        ("model_response", {"response": {"id": "r1", "status": "completed", "output": []}}),
+        ("proposal", {"id": "p1", "call_id": "c1", "path": "a.txt"}),
+        ("review_decision", {"id": "p1", "hunk": 2, **one, "accepted": False, "rejected": True}),
+        (
+            "review_decisions",
+            {"id": "p1", "hunks": [{"hunk": 1, **one}, {"hunk": 3, **one}, "bad", {"hunk": "x"}]},
+        ),
+        ("review_decisions", {"id": "p1", "hunks": "not a list"}),
+        ("proposal_closed", {"id": "p1", "how": "applied"}),
+    ]
+    export = build_export(events)
+    [review] = export["decisions"]["reviews"]
+    assert review["hunks"] == {
+        "1": one,
+        "2": {**one, "accepted": False, "rejected": True},
+        "3": one,
+    }
+    assert review["closed"] == "applied"

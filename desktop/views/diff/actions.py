@@ -62,6 +62,30 @@ class DiffViewActions:
         self._comment_edit.setFocus()
 
     @Slot()
+    def accept_all(self) -> None:
+        """Accept every hunk of the shown file still pending (explicit decisions stay);
+        nothing while its build streams (every hunk must be there to be decided)."""
+        self._decide_pending(Verdict.ACCEPTED)
+
+    @Slot()
+    def reject_all(self) -> None:
+        """Reject every hunk of the shown file still pending (explicit decisions stay)."""
+        self._decide_pending(Verdict.REJECTED)
+
+    def _decide_pending(self, verdict: Verdict) -> None:
+        file = self.current_file()
+        if self._locked() or file is None or file.proposal_id is None:
+            return
+        if self._stream.building(file.path) or file.path in self._errors:
+            return
+        changed = self._review.decide_pending(file.path, verdict)
+        if not changed:
+            return
+        self._list.viewport().update()
+        self._refresh()
+        self.decisionsChanged.emit(file.path, changed)
+
+    @Slot()
     def apply_reviewed(self) -> None:
         """Emit ``applyRequested`` for the shown file (nothing in read-only mode or without a
         proposal)."""

@@ -113,6 +113,12 @@ class DiffViewInput:
         ):  # Home/End, Ctrl+Home/Ctrl+End: the first or the last hunk
             self.last_hunk() if key == Qt.Key.Key_End else self.first_hunk()
             return True
+        if modifiers == Qt.KeyboardModifier.ShiftModifier and key in (
+            Qt.Key.Key_A,
+            Qt.Key.Key_R,
+        ):  # the file's Accept all / Reject all
+            self.accept_all() if key == Qt.Key.Key_A else self.reject_all()
+            return True
         if modifiers != Qt.KeyboardModifier.NoModifier:
             return False
         actions: dict[int, Callable[[], None]] = {

@@ -60,7 +60,8 @@ class DiffViewLayout:
         self._hunk_label = _named(SteadyLabel(), "hunkLabel")
         self._hunk_label.setToolTip(
             "Keys: J / K next / previous hunk, A accept, R reject, E edit, C comment,\n"
-            "U unified / side by side, Ctrl+Enter apply reviewed"
+            "Shift+A / Shift+R accept / reject all pending, U unified / side by side,\n"
+            "Home / End first / last hunk, Ctrl+Enter apply reviewed"
         )
         self._prev_btn = _tool(self, "", "Previous hunk (K)", self.previous_hunk)
         self._prev_btn.setIcon(self._tinted_icon(QStyle.StandardPixmap.SP_ArrowUp))
@@ -139,8 +140,28 @@ class DiffViewLayout:
             "Pending hunks are reported as pending and not applied."
         )
         self._apply_btn.clicked.connect(self.apply_reviewed)
-        self._apply_bar = _frame("applyBar", _hbox(self._progress, self._message, self._apply_btn))
-        self._message.setMinimumWidth(160)
+        self._accept_all_btn = _named(QPushButton("Accept all"), "acceptAllButton")
+        self._accept_all_btn.setToolTip(
+            "Accept every hunk of this file still pending (Shift+A); your decisions stay"
+        )
+        self._accept_all_btn.clicked.connect(self.accept_all)
+        self._reject_all_btn = _named(QPushButton("Reject all"), "rejectAllButton")
+        self._reject_all_btn.setToolTip(
+            "Reject every hunk of this file still pending (Shift+R); your decisions stay"
+        )
+        self._reject_all_btn.clicked.connect(self.reject_all)
+        self._apply_bar = _frame(
+            "applyBar",
+            _hbox(
+                self._progress,
+                self._message,
+                self._reject_all_btn,
+                self._accept_all_btn,
+                self._apply_btn,
+            ),
+        )
+        # narrow enough that the bulk buttons beside it leave the file list its width
+        self._message.setMinimumWidth(96)
         # the progress line may shrink (full text in its tooltip): the window's default split
         # then leaves the conversation its share instead of the diff's minimum width
         self._progress.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)

@@ -248,6 +248,22 @@ class ReviewState:
         """
         return self._set(path, hunk_id, replace(self.get(path, hunk_id), comment=comment or None))
 
+    def decide_pending(self, path: str, verdict: Verdict) -> dict[int, HunkDecision]:
+        """Give every pending hunk of ``path`` ``verdict`` (the file's *Accept all* /
+        *Reject all*); decided hunks keep their decision, every hunk its comment.
+
+        Returns:
+            hunk id -> new decision, of the hunks it changed (empty for an unknown path).
+        """
+        known = self._decisions.get(path, {})
+        changed = {
+            hunk_id: replace(decision, verdict=verdict)
+            for hunk_id, decision in known.items()
+            if decision.pending
+        }
+        known.update(changed)
+        return changed
+
     def add_hunks(self, path: str, hunk_ids: Iterable[int]) -> None:
         """Start hunks that streamed in for ``path`` pending (known ids keep their decision)."""
         known = self._decisions.setdefault(path, {})

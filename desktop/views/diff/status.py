@@ -30,6 +30,8 @@ class DiffViewStatus:
     _next_btn: Any
     _progress: Any
     _apply_btn: Any
+    _accept_all_btn: Any
+    _reject_all_btn: Any
     _file_list: Any
 
     def counts(self, path: str) -> tuple[int, int]:
@@ -104,12 +106,16 @@ class DiffViewStatus:
         if failed is not None:  # fails closed: a partly built proposal is not applied
             self._progress.setText(f"Could not build the whole diff: {failed}")
             self._progress.setToolTip(f"Could not build the whole diff: {failed}")
-        self._apply_btn.setEnabled(
+        ready = (
             file is not None
             and file.proposal_id is not None
             and failed is None
             and not self._stream.building(file.path)
         )
+        self._apply_btn.setEnabled(ready)
+        pending = ready and accepted + rejected < total
+        self._accept_all_btn.setEnabled(pending)
+        self._reject_all_btn.setEnabled(pending)
         self._update_file_row(self._path)
 
     def _update_file_row(self, path: str | None) -> None:

@@ -56,8 +56,9 @@ class DiffView(
     so a 50,000-line diff never stalls the window (issue 15, Build item 1).
 
     Keys (the diff or file list focused): ``j``/``k`` next/previous hunk, ``a`` accept,
-    ``r`` reject (both then move on), ``e`` edit the proposed side, ``c`` comment, ``u`` toggle
-    unified view, ``Ctrl+Enter`` apply. Editing and commenting open inline panels (never a
+    ``r`` reject (both then move on), ``Shift+A``/``Shift+R`` accept/reject every hunk still
+    pending (*Accept all*/*Reject all*), ``e`` edit the proposed side, ``c`` comment, ``u``
+    toggle unified view, ``Ctrl+Enter`` apply. Editing and commenting open inline panels (never a
     modal dialog). In read-only mode (checkpoint diffs) only navigation is available.
 
     Signals:
@@ -66,6 +67,8 @@ class DiffView(
             file (pending ones as pending), ``comment`` the message to the agent.
         decisionChanged(path: str, hunk_id: int, decision: HunkDecision): a hunk's decision,
             edit or comment changed.
+        decisionsChanged(path: str, decisions: dict[int, HunkDecision]): *Accept all* or
+            *Reject all* decided these hunks at once (one signal, however many).
         currentHunkChanged(path: str, hunk_id: int): the current hunk moved (0: none).
 
     Args:
@@ -81,6 +84,7 @@ class DiffView(
 
     applyRequested = Signal(str, object, str)
     decisionChanged = Signal(str, int, object)
+    decisionsChanged = Signal(str, object)
     currentHunkChanged = Signal(str, int)
 
     def __init__(
