@@ -407,6 +407,27 @@ def _run_interruptible(coro: Any) -> Any:
     return asyncio.run(interruptible())
 
 
+def _task_problem(task: object) -> str:
+    """Why a task given on the command line cannot be sent (``""``: it can).
+
+    Arguments that are not UTF-8 reach Python as lone surrogates (``surrogateescape``,
+    PEP 383); no JSON request, journal row or session title can hold them, so the run is
+    refused before anything starts rather than failing halfway (it failed with a
+    ``UnicodeEncodeError`` once the session was being created).
+    """
+    if not isinstance(task, str):
+        return ""
+    try:
+        task.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raw = task[exc.start : exc.end].encode("utf-8", "surrogateescape")
+        return (
+            f"the task is not valid UTF-8 (bytes {raw.hex(' ')} at character {exc.start + 1});"
+            " write it in UTF-8 (e.g. `iconv -t UTF-8`)"
+        )
+    return ""
+
+
 EXIT_BROKEN_PIPE = 141
 """The exit code when stdout's reader goes away (``| head``): 128 + ``SIGPIPE``, what a Unix
 tool killed by the signal reports, without a traceback."""
@@ -440,6 +461,10 @@ def _main(argv: list[str], *, collecting: bool = True) -> int:
     args = _parser().parse_args(argv)
     if collecting and (args.command != "demo" or args.headless):  # no window
         gc.enable()
+    problem = _task_problem(getattr(args, "task", None))
+    if problem:
+        print(f"tandem {args.command}: {problem}", file=sys.stderr)
+        return 2
     if args.command == "demo":
         if args.headless:
             from .demo import run_headless_demo

@@ -40,13 +40,17 @@ so no ``.gitattributes`` line in the workspace can name a filter, a diff driver,
 encoding conversion for snapshots and restores: both are byte for byte."""
 
 
-STORE_TUNING = (("core.splitIndex", "true"),)
-"""The store's index files are split (``git help update-index``, "SPLIT INDEX"): the
+STORE_TUNING = (("core.splitIndex", "true"), ("splitIndex.sharedIndexExpire", "now"))
+"""The stat cache's index files are split (``git help update-index``, "SPLIT INDEX"): the
 entries live in a shared ``sharedindex.<id>`` file in the store and a snapshot's index
 file holds only what changed since, so the two index writes of a next checkpoint
 (``update-index``, then ``write-tree`` keeping the cache tree) write a few KB rather than
-the whole index (about 80 bytes an entry). A shared file is written again once the split
-part holds 20% of the entries (``splitIndex.maxPercentChange``)."""
+the whole index (about 80 bytes an entry). A new shared file (the first snapshot's, or a
+split part folded back, see ``_incremental.SPLIT_MAX_BYTES``) deletes the older ones at
+once (``sharedIndexExpire=now``), so the store holds one or two; another process's copy of
+the kept index that named a deleted one fails to read, and its snapshot takes the full path.
+Only the stat cache's chain (:meth:`GitBackend.temp_index` with ``seed``) is split: a
+throwaway index (the user's index captured, a restore's) would leave a shared file each."""
 
 
 def store_path(workspace: Path, data_dir: Path | None) -> Path:
@@ -120,6 +124,7 @@ class GitBackend:
         self._index_memo: tuple[tuple[str, object], int, tuple[str, ...]] | None = None
         #: the repository lookup's inputs when it was made, and whether they had settled
         self._repo_seen: tuple[tuple[tuple[int, ...] | None, ...] | None, bool] = (None, False)
+        self._split: set[Path] = set()  # the stat cache chain's index files (STORE_TUNING)
         self._init_store()
 
     @property
@@ -205,7 +210,7 @@ class GitBackend:
             index_file=index,
             extra_env=extra,
             stdin=stdin,
-            tuning=STORE_TUNING,
+            tuning=STORE_TUNING if index is not None and index in self._split else (),
         ).text
         return out.rstrip("\n") if strip else out
 
@@ -231,10 +236,12 @@ class GitBackend:
         index = self.git_dir / f"tandem-index-{uuid.uuid4().hex}"
         try:
             if seed:
+                self._split.add(index)  # the stat cache's chain: written split
                 with contextlib.suppress(FileNotFoundError):
                     shutil.copy2(self.git_dir / "index", index)
             yield index
         finally:
+            self._split.discard(index)
             index.unlink(missing_ok=True)
             Path(f"{index}.lock").unlink(missing_ok=True)
 

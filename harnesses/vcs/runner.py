@@ -91,9 +91,10 @@ ALLOWED_COMMANDS = frozenset(
 )
 """Subcommands the door runs (builtins only; git never expands an alias over a builtin)."""
 
-TUNABLE = frozenset({"core.splitindex"})
+TUNABLE = frozenset({"core.splitindex", "splitindex.sharedindexexpire"})
 """Config keys a caller may set for one run (:func:`run_git`'s ``tuning``): the index's
-format, for an index file the caller owns (the checkpoint store's)."""
+format and its shared files' expiry, for index files the caller owns (the checkpoint
+store's). None of them names a program."""
 
 _NOWHERE = "/dev/null/tandem-disabled"
 """A program path that cannot exist (below a character device)."""

@@ -364,3 +364,31 @@ def test_ctrl_c_during_start_up_exits_130_without_a_traceback(tmp_path):
     )
     assert done.returncode == 130, done.stderr
     assert "Traceback" not in done.stderr and "tandem: interrupted" in done.stderr
+
+
+def test_a_task_that_is_not_utf8_is_a_usage_error_before_anything_starts(tmp_path):
+    """Bytes that are not UTF-8 in the task (a shell quoting Latin-1 text, a stray byte)
+    reach Python as lone surrogates; ``tandem run`` refused them halfway with a
+    ``UnicodeEncodeError`` once it created the session. Now: exit 2, the bytes named, no
+    session made; the same for ``sessions resume``'s message."""
+    repo = _project(tmp_path)
+    script = _script(tmp_path, _done())
+    env = _env(tmp_path / "home")
+    bad = b"fix the caf\xe9 menu"
+    for argv in (
+        [b"run", b"--model", script.encode(), b"--yes", b"--repo", str(repo).encode(), bad],
+        [b"sessions", b"resume", b"abc", bad],
+    ):
+        done = subprocess.run(
+            [sys.executable.encode(), b"-m", b"desktop.cli", *argv],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
+        err = done.stderr.decode()
+        assert done.returncode == 2, err
+        assert "not valid UTF-8 (bytes e9 at character 12)" in err
+        assert "Traceback" not in err
+    journal = _journal_in(env)
+    assert not journal.exists() or SessionJournal(journal).sessions() == []

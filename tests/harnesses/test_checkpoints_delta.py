@@ -313,6 +313,7 @@ async def test_the_kept_index_is_split_and_folded_back(tmp_path: Path) -> None:
     made = await store.create("folded")
     assert made.files_touched == ("keep.txt",)
     assert (store.location / "index").stat().st_size < SPLIT_MAX_BYTES // 4
+    assert len(list(store.location.glob("sharedindex.*"))) == 1  # the old one deleted
     tree = _git(f"--git-dir={store.location}", "rev-parse", f"{made.commit}^{{tree}}")
     assert tree == _fresh_tree(ws, tmp_path)
 
@@ -367,3 +368,31 @@ async def test_a_failed_snapshot_waits_for_the_listing_beside_it(
         assert ended == [True]
     made = await store.create("second")
     assert [cp.id for cp in await store.list()] == [first.id, made.id]
+
+
+async def test_throwaway_indexes_leave_no_shared_index_files(tmp_path: Path) -> None:
+    """Only the stat cache's chain is split: capturing a changed user index, a diff of the
+    working tree and a restore (their own temporary indexes) leave no ``sharedindex.*``
+    file behind, and the store holds one however many checkpoints are taken."""
+    ws = _workspace(tmp_path, "untracked")
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t.invalid",
+    }
+    _git("add", "-A", cwd=ws)
+    _git("commit", "-qm", "base", env=env, cwd=ws)
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=None)
+    first = await store.create("first")
+    for n in range(6):
+        _write(ws / "bulk" / f"f{n}.txt", f"staged {n}\n")
+        _git("add", f"bulk/f{n}.txt", cwd=ws)  # the user's index changes: captured again
+        _write(ws / f"new{n}.txt", f"new {n}\n")
+        await store.create(f"next {n}")
+    assert "staged 5" in await store.diff(first)
+    await store.restore(first)
+    assert (ws / "bulk" / "f5.txt").read_text() == "bulk 5\n"
+    await store.undo_restore()
+    await store.create("after the restore")
+    assert len(list(store.location.glob("sharedindex.*"))) == 1

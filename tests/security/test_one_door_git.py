@@ -152,11 +152,11 @@ def test_the_scanner_lets_data_be(source: str) -> None:
 )
 def test_the_door_tunes_no_key_that_names_a_program(key: str, tmp_path: Path) -> None:
     """``run_git(tuning=...)`` comes after every override, so it takes only the index
-    format key (``TUNABLE``); anything else is refused before git starts."""
+    format keys (``TUNABLE``); anything else is refused before git starts."""
     from harnesses.vcs import door_counters, run_git
     from harnesses.vcs.runner import TUNABLE
 
-    assert TUNABLE == frozenset({"core.splitindex"})
+    assert TUNABLE == frozenset({"core.splitindex", "splitindex.sharedindexexpire"})
     before = door_counters()["runs"]
     with pytest.raises(ValueError, match="does not tune"):
         run_git(["rev-parse", "--git-dir"], cwd=tmp_path, tuning=[(key, "/bin/sh")])
