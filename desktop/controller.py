@@ -890,14 +890,14 @@ class Controller(QObject):
         self.proposalClosed.emit(proposal.id)
 
     def _call_for(self, proposal: Proposal) -> str:
-        """The open ``apply_patch`` card a new proposal belongs to ("" if not shown yet)."""
-        candidate = self._relay.patch_call_id
-        if (
-            candidate
-            and candidate in self._relay.open_calls()
-            and candidate not in self._review_calls.values()
-        ):
-            return candidate
+        """The open ``apply_patch`` card a new proposal belongs to ("" if not shown yet):
+        the oldest one for the proposal's path not tied to a review yet (one turn's calls
+        run in order; the last card shown is another file's when a turn patches several)."""
+        taken = set(self._review_calls.values())
+        path = proposal.operation.path
+        for call_id in self._relay.open_calls():
+            if call_id not in taken and self._relay.patch_paths.get(call_id) == path:
+                return call_id
         return ""
 
     def _on_patch_call(self, call_id: str, path: str) -> None:

@@ -64,6 +64,8 @@ class EventRelay:
         current: the run result being streamed (its usage is read on ``response.completed``).
         replaying: journaled items are being shown (no durations: they are unknown).
         patch_call_id: the last ``apply_patch`` call (its card waits for the review).
+        patch_paths: each ``apply_patch`` card's operation path (call id -> path), so a
+            proposal finds its own card when one turn patches several files.
         verdicts: call id → ``(status, summary)`` decided outside the tool's output (the user
             rejected it, a review was withdrawn); the output then keeps that status.
         killed_by: call id → who ended its command (``"you"``: the terminal's kill button;
@@ -82,6 +84,7 @@ class EventRelay:
         #: on replayed cards instead of none.
         self.replay_durations: dict[str, int] = {}
         self.patch_call_id: str | None = None
+        self.patch_paths: dict[str, str] = {}  # apply_patch call id -> its operation's path
         self.verdicts: dict[str, tuple[str, str]] = {}
         self.killed_by: dict[str, str] = {}
         self.on_patch_call: Callable[[str, str], None] | None = None
@@ -107,6 +110,7 @@ class EventRelay:
         reopened after a crash: ``interrupted``) and forget them; returns their ids."""
         closed = list(self._calls)
         for call_id in closed:
+            self.patch_paths.pop(call_id, None)
             call = self._calls.pop(call_id)
             duration = None if self.replaying else int((time.monotonic() - call.started) * 1000)
             self._out.toolUpdated.emit(call_id, status, duration, summary)
@@ -115,6 +119,7 @@ class EventRelay:
     def close_open_calls_of(self, call_ids: list[str], status: str, summary: str) -> None:
         """Give the open cards among ``call_ids`` a final ``status`` and forget them."""
         for call_id in call_ids:
+            self.patch_paths.pop(call_id, None)
             call = self._calls.pop(call_id, None)
             if call is None:
                 continue
@@ -248,6 +253,7 @@ class EventRelay:
         self._out.toolStarted.emit(call_id, spec.kind, spec.title, spec.detail)
 
     def _finish_card(self, call_id: str, result: CardResult) -> None:
+        self.patch_paths.pop(call_id, None)
         call = self._calls.pop(call_id, None)
         duration = int((time.monotonic() - call.started) * 1000) if call else None
         if self.replaying:
@@ -316,6 +322,9 @@ class EventRelay:
         self._calls[call_id] = _Call(card[0], raw=raw if card[0] == "mcp" else {})
         if card[0] == "apply_patch":
             self.patch_call_id = call_id
+            operation = raw.get("operation")
+            path = operation.get("path") if isinstance(operation, dict) else None
+            self.patch_paths[call_id] = str(path or "")
         self._adopt(call_id, parent)
         self._out.toolStarted.emit(call_id, *card)
         if card[0] == "mcp":

@@ -9,7 +9,7 @@ it. So that a crash, a kill or a quit loses nothing the user was reviewing (issu
 - ``proposal_call``: the card it belongs to, when that card showed after the proposal;
 - ``review_decision``: one hunk's verdict, edit or comment, as the user makes it;
 - ``review_decisions``: a file's *Accept all* / *Reject all*: the hunks it decided, in one
-  event (``{"id": ..., "hunks": [review_decision payloads without "id"]}``);
+  event (:func:`decisions_record`: hunk ids by verdict, those with a comment in full);
 - ``proposal_closed``: answered, withdrawn (a stopped run) or landed after a restart.
 
 A record is only data on disk: before one is reopened, :func:`review_problem` checks that
@@ -185,24 +185,52 @@ def decision_record(proposal_id: str, hunk_id: int, decision: Any) -> dict[str, 
 
 
 def decisions_record(proposal_id: str, decisions: Mapping[int, Any]) -> dict[str, Any]:
-    """The journal payload of many hunk decisions made at once (*Accept all*)."""
+    """The journal payload of many hunk decisions made at once (*Accept all*):
+    ``{"id", "accepted": [hunk ids], "rejected": [hunk ids], "hunks": [...]}``, the hunks
+    with a comment or an edit as :func:`decision_record` payloads without ``"id"`` (made on
+    the GUI thread: a few ms for thousands of hunks, where a dict per hunk took 5 ms and
+    450 KB at 5,000)."""
+    verdicts: dict[str, list[int]] = {"accepted": [], "rejected": []}
     hunks = []
     for hunk_id, decision in sorted(decisions.items()):
-        one = decision_record(proposal_id, hunk_id, decision)
-        del one["id"]
-        hunks.append(one)
-    return {"id": proposal_id, "hunks": hunks}
+        if getattr(decision, "comment", None) or getattr(decision, "edited_text", None):
+            one = decision_record(proposal_id, hunk_id, decision)
+            del one["id"]
+            hunks.append(one)
+        elif getattr(decision, "accepted", False):
+            verdicts["accepted"].append(int(hunk_id))
+        elif getattr(decision, "rejected", False):
+            verdicts["rejected"].append(int(hunk_id))
+    return {"id": proposal_id, **verdicts, "hunks": hunks}
 
 
 def decision_payloads(kind: str, payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The one-hunk payloads (:func:`decision_record`'s shape) a ``review_decision`` or
-    ``review_decisions`` event holds; ``[]`` for another kind or an unreadable record."""
+    ``review_decisions`` event holds; ``[]`` for another kind, unreadable entries left out."""
     if kind == "review_decision":
         return [payload]
-    if kind != "review_decisions" or not isinstance(payload.get("hunks"), list):
+    if kind != "review_decisions":
         return []
     pid = payload.get("id")
-    return [{**one, "id": pid} for one in payload["hunks"] if isinstance(one, Mapping)]
+    out: list[Mapping[str, Any]] = []
+    for verdict in ("accepted", "rejected"):
+        ids = payload.get(verdict)
+        for hunk_id in ids if isinstance(ids, list) else []:
+            if isinstance(hunk_id, int):
+                out.append(
+                    {
+                        "id": pid,
+                        "hunk": hunk_id,
+                        "accepted": verdict == "accepted",
+                        "rejected": verdict == "rejected",
+                        "edited_text": None,
+                        "comment": None,
+                    }
+                )
+    hunks = payload.get("hunks")
+    if isinstance(hunks, list):
+        out.extend({**one, "id": pid} for one in hunks if isinstance(one, Mapping))
+    return out
 
 
 def pending_reviews(events: Iterable[tuple[str, Mapping[str, Any]]]) -> list[PendingReview]:

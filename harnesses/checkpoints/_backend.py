@@ -28,6 +28,7 @@ from harnesses.vcs import GitError, UserRepo, find_repo, run_git
 
 from ._cap import CapPlan, exclude_pattern, plan_cap
 from ._incremental import StatCache, build_cache, file_identity, incremental_snapshot, settled
+from ._nested import has_head_commit
 
 __all__ = ["ATTRIBUTES", "CHECKPOINT_IDENTITY", "GitBackend", "store_path"]
 
@@ -277,7 +278,8 @@ class GitBackend:
                 if cache.tree:
                     self.last_delta = (cache.tree, tree, changed)
                 return tree, plan
-        untracked = self.untracked()
+        repos: list[str] = []
+        untracked = self.untracked(repos)
         known = set(untracked) | (self.user_tracked() if extra else set())
         extra_files = [p for p in dict.fromkeys(extra) if p not in known]
         plan = plan_cap(
@@ -286,44 +288,63 @@ class GitBackend:
             cap_bytes if cap_bytes is not None else 1 << 62,
         )
         skip = [rel for rel, _ in plan.skipped]
-        self.refresh_rules(skip)
+        # a nested repository with no commit cannot be a gitlink (``add`` refuses it): out
+        unborn = [p for p in repos if not has_head_commit(os.path.join(self.workspace, p))]
+        self.refresh_rules([*skip, *unborn])
         keep = self.tracked_ignored_files()
         keep |= {rel for rel, _ in plan.included if rel in set(extra_files)}
         with self.temp_index(seed=True) as index:
-            seeded = index.exists()
-            if skip and seeded:
-                self._pathspec_run(["rm", "--cached", "-f", "-q", "--ignore-unmatch"], skip, index)
             try:
-                self.run("add", "-A", "--", ".", index=index)
+                tree = self._add_all(index, index.exists(), skip, keep)
             except GitError:
-                # an unreadable cache: start from an empty index
+                # an unreadable cache, one naming a lost shared index file, or entries whose
+                # objects a gc elsewhere pruned: from an empty index (everything hashed again)
                 index.unlink(missing_ok=True)
-                seeded = False
-                self.run("add", "-A", "--", ".", index=index)
-            # ``add -A`` into an empty index adds no ignored file; a seeded one may hold
-            # files force-added last time, or that the ignore rules now match
-            ignored = (
-                self.run(
-                    "ls-files", "-z", "--cached", "--ignored", "--exclude-standard", index=index
-                )
-                if seeded
-                else ""
-            )
-            drop = [p for p in ignored.split("\0") if p and p not in keep]
-            if drop:
-                self._pathspec_run(["rm", "--cached", "-f", "-q"], drop, index)
-            if keep:
-                self._pathspec_run(["add", "-f"], sorted(keep), index)
-            tree = self.run("write-tree", index=index)
+                tree = self._add_all(index, False, skip, keep)
             fresh = build_cache(self, index, plan, keep, started_ns, tree)
             self.save_cache(index)
-        if skip:
+        if skip or unborn:
             self.refresh_rules()
         if fresh is not None:
             fresh.exclude_text = self.exclude_text
             fresh.index_identity = file_identity(os.fspath(self.git_dir / "index"))
             self._cache = fresh
         return tree, plan
+
+    def _add_all(self, index: Path, seeded: bool, skip: list[str], keep: set[str]) -> str:
+        """The full path's ``add -A`` into ``index`` (``seeded``: a copy of the kept index),
+        the held ignored files adjusted; returns the ``write-tree`` of it.
+
+        A seeded copy's gitlinks are taken out first and added anew: ``add -A`` asks a
+        nested repository it already knows whether its work tree is dirty by starting
+        ``git status`` inside it, where the door's settings do not name its drivers (its
+        filters would run), and keeps one whose ``.git`` vanished; a new one's ``HEAD`` is
+        read in-process.
+
+        Raises:
+            harnesses.vcs.GitError: git failed (the caller starts again from empty).
+        """
+        if seeded:
+            staged = self.run("ls-files", "-s", "-z", index=index, strip=False)
+            links = [r.partition("\t")[2] for r in staged.split("\0") if r.startswith("160000 ")]
+            if links:
+                self.paths_stdin(["update-index", "--force-remove"], links, index)
+            if skip:
+                self._pathspec_run(["rm", "--cached", "-f", "-q", "--ignore-unmatch"], skip, index)
+        self.run("add", "-A", "--", ".", index=index)
+        # ``add -A`` into an empty index adds no ignored file; a seeded one may hold files
+        # force-added last time, or that the ignore rules now match
+        ignored = (
+            self.run("ls-files", "-z", "--cached", "--ignored", "--exclude-standard", index=index)
+            if seeded
+            else ""
+        )
+        drop = [p for p in ignored.split("\0") if p and p not in keep]
+        if drop:
+            self._pathspec_run(["rm", "--cached", "-f", "-q"], drop, index)
+        if keep:
+            self._pathspec_run(["add", "-f"], sorted(keep), index)
+        return self.run("write-tree", index=index)
 
     def _no_user_index(self) -> bool:
         """Whether the user's repository has no index file (nothing tracked: a fresh
@@ -394,10 +415,12 @@ class GitBackend:
                 return None
         return tuple(idents)
 
-    def untracked(self) -> list[str]:
+    def untracked(self, nested: list[str] | None = None) -> list[str]:
         """Files git would call untracked (not in the user's index, not ignored).
 
-        Without a user repository every non-ignored file is untracked.
+        Without a user repository every non-ignored file is untracked. The untracked
+        nested repositories (``git add`` records each as a gitlink) are appended to
+        ``nested`` (relative paths, no trailing ``/``).
         """
         self.refresh_rules()
         if self.user_repo is None:
@@ -411,9 +434,10 @@ class GitBackend:
                 work_tree=self.workspace,
             ).text
         prefixes = self.tandem_prefixes()
-        return [
-            p for p in out.split("\0") if p and not p.endswith("/") and not p.startswith(prefixes)
-        ]  # "sub/": a nested repository, which ``git add`` records as a gitlink
+        listed = [p for p in out.split("\0") if p and not p.startswith(prefixes)]
+        if nested is not None:  # "sub/": a nested repository
+            nested.extend(p.rstrip("/") for p in listed if p.endswith("/"))
+        return [p for p in listed if not p.endswith("/")]
 
     def tandem_prefixes(self) -> tuple[str, ...]:
         """Relative folder prefixes (``"x/"``) of Tandem's own files inside the workspace."""

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._nested import is_nested_repository
+
 __all__ = [
     "DEFAULT_CAP_BYTES",
     "CapPlan",
@@ -60,12 +62,16 @@ class Recoverability:
         ignored_lost: how many of ``lost`` are ignored files (the rest are untracked).
         unknown: why what it removes could not be listed (git failed...), else ``None``;
             the command still runs only after a checkpoint succeeds.
+        nested: nested repositories it removes (relative paths): a checkpoint holds only
+            the commit each one's ``HEAD`` names, not its history, files or uncommitted
+            work, so they are not recoverable.
     """
 
     covered: tuple[tuple[str, int], ...]
     lost: tuple[tuple[str, int], ...]
     ignored_lost: int = 0
     unknown: str | None = None
+    nested: tuple[str, ...] = ()
 
     @property
     def lost_bytes(self) -> int:
@@ -81,8 +87,16 @@ class Recoverability:
                 f"what the checkpoint will hold could not be checked ({self.unknown}); "
                 "the command runs only if its checkpoint succeeds"
             )
+        repos = ""
+        if self.nested:
+            names = ", ".join(self.nested[:3]) + (", …" if len(self.nested) > 3 else "")
+            noun = "repository" if len(self.nested) == 1 else "repositories"
+            repos = (
+                f"{len(self.nested)} nested git {noun} ({names}) with {'its' if len(self.nested) == 1 else 'their'}"
+                " history and uncommitted work will not be recoverable"
+            )
         if not self.lost:
-            return "everything it removes is recoverable"
+            return repos or "everything it removes is recoverable"
         n = len(self.lost)
         what = (
             "ignored "
@@ -91,10 +105,11 @@ class Recoverability:
         )
         noun = "file" if n == 1 else "files"
         verb = "is" if n == 1 else "are"
-        return (
+        files = (
             f"{n} {what}{noun}, {human_bytes(self.lost_bytes)}, {verb} over the cap "
             "and will not be recoverable"
         )
+        return f"{files}; {repos}" if repos else files
 
 
 def human_bytes(size: int) -> str:
@@ -158,11 +173,15 @@ def plan_sizes(sized: list[tuple[int, str]], cap_bytes: int) -> CapPlan:
     return CapPlan(tuple(sorted(included)), tuple(sorted(skipped)), cap_bytes)
 
 
-def expand_targets(workspace: Path, targets: Sequence[str]) -> list[str]:
+def expand_targets(
+    workspace: Path, targets: Sequence[str], nested: list[str] | None = None
+) -> list[str]:
     """Files (relative, POSIX) under ``rm``-style targets inside ``workspace``.
 
     Directories are walked without following symlinks; ``.git`` and paths outside the
-    workspace are left out (the refs part covers the repository).
+    workspace are left out (the refs part covers the repository), and so is a nested
+    repository's content (a folder with its own ``.git``: git holds it as a gitlink, never
+    its files), whose relative path is appended to ``nested`` instead.
     """
     out: list[str] = []
     for target in targets:
@@ -177,10 +196,22 @@ def expand_targets(workspace: Path, targets: Sequence[str]) -> list[str]:
         if rel.parts and rel.parts[0] == ".git":
             continue
         if path.is_dir() and not path.is_symlink():
+            if rel.parts and is_nested_repository(str(path)):
+                if nested is not None:
+                    nested.append(rel.as_posix())
+                continue
             for dirpath, dirnames, filenames in os.walk(path):
-                dirnames[:] = [
-                    d for d in dirnames if not (Path(dirpath) == workspace and d == ".git")
-                ]
+                kept = []
+                for d in dirnames:
+                    if Path(dirpath) == workspace and d == ".git":
+                        continue
+                    folder = os.path.join(dirpath, d)
+                    if is_nested_repository(folder):
+                        if nested is not None:
+                            nested.append(Path(folder).relative_to(workspace).as_posix())
+                        continue
+                    kept.append(d)
+                dirnames[:] = kept
                 for name in filenames:
                     out.append((Path(dirpath) / name).relative_to(workspace).as_posix())
         elif os.path.lexists(path) and rel.parts:

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING
 from harnesses.vcs import GitError
 
 from ._cap import CapPlan, plan_sizes
+from ._nested import has_head_commit
 from ._walk import Entry, same_blob, walk
 
 if TYPE_CHECKING:
@@ -317,6 +318,8 @@ def incremental_snapshot(
     dirs = set(cache.dirs)
     base = os.fspath(ws) + os.sep
     prefixes = g.tandem_prefixes()
+    if any(not os.path.lexists(f"{base}{rel}/.git") for rel in gitlinks):
+        return None  # a nested repository's .git vanished: git would keep its gitlink
     with g.temp_index(seed=True) as index:
         if not index.exists():
             return None
@@ -337,6 +340,8 @@ def incremental_snapshot(
             if name.startswith(prefixes):
                 continue
             rel = name.rstrip("/")
+            if name.endswith("/") and not has_head_commit(base + rel):
+                continue  # a nested repository with no commit: not a gitlink yet, left out
             update.append(rel)
             try:
                 st = os.lstat(base + rel)
@@ -346,7 +351,12 @@ def incremental_snapshot(
                 continue
             if stat.S_ISDIR(st.st_mode):  # a nested repository (gitlink), or a file
                 sizes.pop(rel, None)  # that became a folder (update-index drops it)
-                if name.endswith("/") or rel in gitlinks:
+                if entry is not None and entry.new_mode == _GITLINK and rel not in gitlinks:
+                    # a file that became a nested repository: update-index removes the
+                    # file's entry at the first mention, adds the gitlink at the second
+                    update.append(rel)
+                    gitlinks.add(rel)
+                elif name.endswith("/") or rel in gitlinks:
                     gitlinks.add(rel)
                 continue
             gitlinks.discard(rel)

@@ -23,6 +23,7 @@ def removal_targets(
     removes_unknown: bool,
     git_clean: Sequence[Sequence[str]],
     git_clean_cwds: Sequence[str | None] = (),
+    nested: list[str] | None = None,
 ) -> list[str]:
     """The absolute paths a destructive command removes, as far as known beforehand.
 
@@ -32,12 +33,14 @@ def removal_targets(
         removes_unknown: only known at run time: the widest ``git clean`` listing.
         git_clean: the arguments after ``git clean`` of each clean about to run.
         git_clean_cwds: the directory each runs in (``None``: only known at run time).
+        nested: receives the nested repositories among what it removes (relative paths,
+            see :func:`._cap.expand_targets`).
 
     Returns:
         Unique paths, in order (see :meth:`.store.CheckpointStore.create` for the rules:
         a listing that cannot be made gives the widest one, or every file).
     """
-    found = expand_targets(g.workspace, removes)
+    found = expand_targets(g.workspace, removes, nested)
     root = str(g.workspace)
     cwds = list(git_clean_cwds)
     cleans: list[tuple[list[str], str | None]] = [
@@ -49,7 +52,7 @@ def removal_targets(
     widest = False
     for args, cwd in cleans:
         if g.user_repo is None:
-            found.extend(expand_targets(g.workspace, ["."]))
+            found.extend(expand_targets(g.workspace, ["."], nested))
             break
         listed = None if cwd is None else _clean_listing(g, args, Path(cwd))
         if listed is None:  # unknown directory or a listing error: the widest listing
@@ -58,9 +61,9 @@ def removal_targets(
             widest = True
             listed = _clean_listing(g, clean_dry_run_args(None), g.workspace)
             if listed is None:  # not even that: every file of the workspace, capped
-                found.extend(expand_targets(g.workspace, ["."]))
+                found.extend(expand_targets(g.workspace, ["."], nested))
                 continue
-        found.extend(expand_targets(g.workspace, listed))
+        found.extend(expand_targets(g.workspace, listed, nested))
     return list(dict.fromkeys(found))
 
 

@@ -61,6 +61,13 @@ __all__ = [
 _log = logging.getLogger("harnesses")
 
 _T = TypeVar("_T")
+
+PRUNE_GRACE = "1.hour.ago"
+"""How old an unreachable loose object must be before the store's gc prunes it (``git
+prune --expire``): a snapshot's new objects are unreachable from its ``write-tree`` until
+its ``update-ref``, and with ``now`` another store's gc in that window pruned them while
+the kept index still named them (every later ``write-tree`` failed)."""
+
 _Checkpoints = list[Checkpoint]
 _Paths = list[str]
 
@@ -349,7 +356,14 @@ class CheckpointStore:
             files = tuple(sorted(delta[2]))
         elif previous:
             touched = g.run(
-                "diff-tree", "-r", "-z", "--no-renames", "--name-only", f"{previous}^{{tree}}", tree
+                "diff-tree",
+                "-r",
+                "-z",
+                "--no-renames",
+                "--ignore-submodules=none",  # gitlinks as entries; .gitmodules never read
+                "--name-only",
+                f"{previous}^{{tree}}",
+                tree,
             )
             files = tuple(sorted(p for p in touched.split("\0") if p))
         else:
@@ -534,7 +548,10 @@ class CheckpointStore:
     ) -> Recoverability:
         g = self._git
         g.refresh_repo()
-        targets = removal_targets(self._git, removes, removes_unknown, git_clean, git_clean_cwds)
+        nested: list[str] = []
+        targets = removal_targets(
+            self._git, removes, removes_unknown, git_clean, git_clean_cwds, nested
+        )
         untracked = g.untracked()
         known = set(untracked) | g.user_tracked()
         targets = [t for t in targets if t not in known or t in set(untracked)]
@@ -547,6 +564,7 @@ class CheckpointStore:
             covered=tuple(item for item in plan.included if item[0] in wanted),
             lost=lost,
             ignored_lost=sum(1 for rel, _ in lost if rel in ignored),
+            nested=tuple(dict.fromkeys(nested)),
         )
 
     def _ensure(self, label: str, turn: int | None) -> Checkpoint:
@@ -610,7 +628,14 @@ class CheckpointStore:
 
     def _diff(self, a: str | Checkpoint, b: str | Checkpoint | None, names: bool) -> str:
         left, right = self._tree_of(a), self._tree_of(b)
-        base = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames"]
+        base = [
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--ignore-submodules=none",  # a .gitmodules git refuses must not stop a diff
+        ]
         if names:
             return self._git.run(*base, "--name-only", "-z", left, right)
         return self._git.run(*base, left, right, strip=False)
@@ -638,6 +663,7 @@ class CheckpointStore:
         unsafe = {rel for rel, _ in pre.skipped}
         raw = g.run(
             "diff-tree",
+            "--ignore-submodules=none",
             "-r",
             "-z",
             "--no-renames",
@@ -758,7 +784,9 @@ class CheckpointStore:
         g = self._git
         g.present.clear()
         g.run("repack", "-a", "-d", "-q")
-        g.run("prune", "--expire=now")
+        # loose objects younger than an hour stay: another store object (or process) may
+        # be between its write-tree and its update-ref, and its kept index names them
+        g.run("prune", f"--expire={PRUNE_GRACE}")
 
     # -- file-level helpers ---------------------------------------------------------------
 

@@ -40,8 +40,22 @@ def describe(proposal: Proposal, plan: Plan) -> str:
 
 
 def _ids(label: str, ids: list[int], suffix: str) -> str:
+    """``"hunks 1, 3, 5-4999 applied"``: a run of three or more ids in a row as a range
+    (an *Accept all* over thousands of hunks listed every number, ~30 KB of tool output)."""
     noun = label if len(ids) == 1 else f"{label}s"
-    return f"{noun} {', '.join(str(i) for i in ids)} {suffix}"
+    parts: list[str] = []
+    start = prev = None
+    for i in [*sorted(ids), None]:
+        if i is not None and prev is not None and i == prev + 1:
+            prev = i
+            continue
+        if start is not None and prev is not None:
+            if prev - start >= 2:
+                parts.append(f"{start}-{prev}")
+            else:
+                parts.extend(str(n) for n in range(start, prev + 1))
+        start = prev = i
+    return f"{noun} {', '.join(parts)} {suffix}"
 
 
 def _with_comment(text: str, comment: str | None) -> str:

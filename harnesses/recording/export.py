@@ -132,9 +132,17 @@ def build_export(
         elif kind == "proposal_call" and str(payload.get("id")) in reviews:
             reviews[str(payload.get("id"))]["call_id"] = str(payload.get("call_id") or "")
         elif kind in ("review_decision", "review_decisions") and str(payload.get("id")) in reviews:
-            # one hunk, or a file's Accept all / Reject all (its hunks in one event)
+            # one hunk, or a file's Accept all / Reject all: ids by verdict, then the hunks
+            # with a comment or an edit in full
             listed = payload.get("hunks") if kind == "review_decisions" else [payload]
-            for one in listed if isinstance(listed, list) else []:
+            listed = list(listed) if isinstance(listed, list) else []
+            if kind == "review_decisions":
+                listed[:0] = [
+                    {"hunk": i, "accepted": v == "accepted", "rejected": v == "rejected"}
+                    for v in ("accepted", "rejected")
+                    for i in (payload.get(v) if isinstance(payload.get(v), list) else [])
+                ]
+            for one in listed:
                 if not isinstance(one, Mapping):
                     continue
                 try:

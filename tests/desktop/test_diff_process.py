@@ -190,6 +190,19 @@ def test_a_build_process_killed_twice_is_an_error_that_keeps_what_was_shown(qtbo
     assert view._file_progress(diff).startswith("build failed after")
     assert "Could not build the whole diff" in view._progress.text()
     assert not view._apply_btn.isEnabled()  # fails closed: never applies half a proposal
+    with qtbot.assertNotEmitted(view.applyRequested):
+        view.apply_reviewed()  # Ctrl+Enter too: hunk 1 is accepted
+    assert not view._accept_all_btn.isEnabled() and view._reject_all_btn.isEnabled()
+    view.accept_all()
+    assert view.decisions("big.py")[2].pending  # never accepted blind
+    view.reject_all()  # but the proposal can be rejected from here
+    assert not view._apply_btn.isEnabled()  # hunk 1 is still accepted
+    view.first_hunk()
+    view.reject_current()
+    assert view._apply_btn.isEnabled()
+    with qtbot.waitSignal(view.applyRequested) as sent:
+        view.apply_reviewed()
+    assert not any(d.accepted for d in sent.args[1].values())
     # building it again works, with a new process
     again = view.stream_file("big.py", old, new, proposal_id="p", hunks=compute_hunks(old, new))
     qtbot.waitUntil(lambda: not view.building("big.py"), timeout=120_000)

@@ -109,7 +109,7 @@ def test_accept_all_survives_a_crash_as_one_journal_event(repo, tmp_path, qtbot)
     session_id = words[1]
     journal = SessionJournal(journal_path)
     bulk = [e for e in journal.events(session_id) if e.kind == "review_decisions"]
-    assert len(bulk) == 1 and [h["hunk"] for h in bulk[0].payload["hunks"]] == [1, 3]
+    assert len(bulk) == 1 and bulk[0].payload["accepted"] == [1, 3]
 
     async def scenario() -> None:
         controller, window = await _reopened(repo, journal, session_id, qtbot)

@@ -14,20 +14,12 @@ import pytest
 
 from harnesses.checkpoints import CheckpointStore
 from harnesses.checkpoints.store import FILES_TOUCHED_KEPT
+from tests.support.checkpoint_env import isolate_git, settle_rules
 
 
 @pytest.fixture(autouse=True)
 def _git_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    empty = tmp_path / "empty-gitconfig"
-    empty.write_text("[user]\n\tuseConfigOnly = true\n")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
-    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "author@example.invalid")
-    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Author")
-    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "author@example.invalid")
+    isolate_git(monkeypatch, tmp_path)
 
 
 def _store_git(store: CheckpointStore, *args: str) -> str:
@@ -213,11 +205,7 @@ async def test_a_next_checkpoint_starts_few_git_processes(tmp_path: Path) -> Non
 def _settled_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     """Treat rule and config files as settled at once (no waiting out the 1 s racy window);
     git's own racy-git rules for file contents are untouched."""
-    from harnesses.checkpoints import _incremental
-    from harnesses.vcs import runner
-
-    monkeypatch.setattr(_incremental, "RACY_NS", -(10**12))
-    monkeypatch.setattr(runner, "_RACY_NS", -(10**12))
+    settle_rules(monkeypatch)
 
 
 def _runs() -> int:

@@ -15,16 +15,13 @@ from pathlib import Path
 import pytest
 
 from harnesses.checkpoints import Checkpoint, CheckpointStore
+from tests.support.checkpoint_env import fresh_tree as _fresh_tree
+from tests.support.checkpoint_env import isolate_git, settle_rules
 
 
 @pytest.fixture(autouse=True)
 def _git_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    empty = tmp_path / "empty-gitconfig"
-    empty.write_text("[user]\n\tuseConfigOnly = true\n")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        monkeypatch.delenv(key, raising=False)
+    isolate_git(monkeypatch, tmp_path, identity=False)
 
 
 @pytest.fixture(autouse=True)
@@ -32,11 +29,7 @@ def _settled_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rule and config files count as settled at once (no waiting out the 1 s racy window),
     so every next checkpoint takes the kept stat cache; git's racy-git rules for file
     contents are untouched."""
-    from harnesses.checkpoints import _incremental
-    from harnesses.vcs import runner
-
-    monkeypatch.setattr(_incremental, "RACY_NS", -(10**12))
-    monkeypatch.setattr(runner, "_RACY_NS", -(10**12))
+    settle_rules(monkeypatch)
 
 
 def _git(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> str:
@@ -49,18 +42,6 @@ def _git(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None)
         env={**os.environ, **(env or {})},
     )
     return out.stdout.strip()
-
-
-def _fresh_tree(ws: Path, tmp_path: Path) -> str:
-    """The tree a fresh ``git add -A`` of ``ws`` writes (an independent repository)."""
-    oracle = tmp_path / "oracle.git"
-    if not oracle.exists():
-        _git("init", "-q", "--bare", str(oracle))
-    index = tmp_path / "oracle-index"
-    index.unlink(missing_ok=True)
-    env = {"GIT_DIR": str(oracle), "GIT_WORK_TREE": str(ws), "GIT_INDEX_FILE": str(index)}
-    _git("-c", "core.autocrlf=false", "add", "-A", env=env, cwd=ws)
-    return _git("write-tree", env=env, cwd=ws)
 
 
 def _diff_tree(store: CheckpointStore, old: Checkpoint, new: Checkpoint) -> tuple[str, ...]:
@@ -289,10 +270,12 @@ async def test_same_blob_reads_no_fifo_and_follows_no_link(tmp_path: Path) -> No
     assert same_blob(str(link), Entry("link", "120000", "120000", target, "M"))
 
 
-async def test_the_kept_index_is_split_and_folded_back(tmp_path: Path) -> None:
+async def test_the_kept_index_is_split_and_stays_small(tmp_path: Path) -> None:
     """The store's index is split (``sharedindex.*`` holds the entries): a next checkpoint
-    writes a small index file, and a split part grown past its bound (here: every entry
-    refreshed) is folded into a new shared index by the next checkpoint."""
+    writes a small index file, and after every entry was rewritten (git re-shares when most
+    entries are new) or refreshed, the split part is small again and one shared file is
+    left (the fold of a split part grown by refreshed entries: the red-team suite's
+    ``test_the_split_index_stays_bounded_over_many_checkpoints``)."""
     from harnesses.checkpoints._incremental import SPLIT_MAX_BYTES
 
     ws = _workspace(tmp_path, "untracked")
@@ -303,17 +286,20 @@ async def test_the_kept_index_is_split_and_folded_back(tmp_path: Path) -> None:
     await store.create("second")
     assert list(store.location.glob("sharedindex.*"))
     earlier = time.time_ns() - 100 * 10**9
-    for n in range(1500):  # every entry's stat data changes: all refreshed, all split
+    for n in range(1500):  # every entry's stat data changes
         os.utime(ws / "many" / f"m{n}.txt", ns=(earlier, earlier))
-    time.sleep(1.1)  # their ctime a second old: not guarded as racy (kept in the shared file)
     assert (await store.create("all touched")).files_touched == ()
-    grown = (store.location / "index").stat().st_size
-    assert grown > SPLIT_MAX_BYTES
-    _write(ws / "keep.txt", "edited\n")
-    made = await store.create("folded")
-    assert made.files_touched == ("keep.txt",)
-    assert (store.location / "index").stat().st_size < SPLIT_MAX_BYTES // 4
-    assert len(list(store.location.glob("sharedindex.*"))) == 1  # the old one deleted
+    for n in range(1500):
+        _write(ws / "many" / f"m{n}.txt", f"MANY {n}\n")  # every entry's bytes change
+    rewritten = await store.create("all rewritten")
+    assert rewritten.files_touched_count == 1500
+    time.sleep(2.2)  # the racy guard (their second, or the one after) is over
+    for n in range(2):  # the first one still reads the guarded index (its entries racy)
+        _write(ws / "keep.txt", f"edited {n}\n")
+        made = await store.create(f"edit {n}")
+        assert made.files_touched == ("keep.txt",)
+    assert (store.location / "index").stat().st_size < SPLIT_MAX_BYTES
+    assert len(list(store.location.glob("sharedindex.*"))) == 1  # the old ones deleted
     tree = _git(f"--git-dir={store.location}", "rev-parse", f"{made.commit}^{{tree}}")
     assert tree == _fresh_tree(ws, tmp_path)
 

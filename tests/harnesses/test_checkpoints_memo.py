@@ -15,19 +15,12 @@ from pathlib import Path
 import pytest
 
 from harnesses.checkpoints import CheckpointStore
+from tests.support.checkpoint_env import isolate_git, settle_rules
 
 
 @pytest.fixture(autouse=True)
 def _git_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    empty = tmp_path / "empty-gitconfig"
-    empty.write_text("[user]\n\tuseConfigOnly = true\n")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        monkeypatch.delenv(key, raising=False)
-    for role in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{role}_NAME", "Test Author")
-        monkeypatch.setenv(f"GIT_{role}_EMAIL", "author@example.invalid")
+    isolate_git(monkeypatch, tmp_path)
 
 
 @pytest.fixture(autouse=True)
@@ -35,11 +28,7 @@ def _settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every file counts as settled at once (no waiting out the 1 s racy window); each
     change below also gives the files it touches a new identity (a new inode from git's
     lock-and-rename, or a new mtime)."""
-    from harnesses.checkpoints import _incremental
-    from harnesses.vcs import runner
-
-    monkeypatch.setattr(_incremental, "RACY_NS", -(10**12))
-    monkeypatch.setattr(runner, "_RACY_NS", -(10**12))
+    settle_rules(monkeypatch)
 
 
 def _git(ws: Path, *args: str) -> str:

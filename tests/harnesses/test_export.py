@@ -250,7 +250,12 @@ def test_a_files_accept_all_is_exported_per_hunk():
         ("review_decision", {"id": "p1", "hunk": 2, **one, "accepted": False, "rejected": True}),
         (
             "review_decisions",
-            {"id": "p1", "hunks": [{"hunk": 1, **one}, {"hunk": 3, **one}, "bad", {"hunk": "x"}]},
+            {
+                "id": "p1",
+                "accepted": [1],
+                "rejected": [],
+                "hunks": [{"hunk": 3, **one, "comment": "ok"}, "bad", {"hunk": "x"}],
+            },
         ),
         ("review_decisions", {"id": "p1", "hunks": "not a list"}),
         ("proposal_closed", {"id": "p1", "how": "applied"}),
@@ -260,6 +265,6 @@ def test_a_files_accept_all_is_exported_per_hunk():
     assert review["hunks"] == {
         "1": one,
         "2": {**one, "accepted": False, "rejected": True},
-        "3": one,
+        "3": {**one, "comment": "ok"},
     }
     assert review["closed"] == "applied"

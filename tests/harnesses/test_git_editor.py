@@ -339,6 +339,30 @@ async def test_review_accept_two_of_three_hunks(ws: Path) -> None:
     assert queue.pending() == []
 
 
+async def test_a_review_of_many_hunks_names_them_as_ranges(ws: Path) -> None:
+    """*Accept all* over thousands of hunks: the result names runs of hunks as ranges
+    (``hunks 1-3, 5-60 applied``), not every number (~30 KB for 5,000 hunks)."""
+    old = "".join(f"line {n}\n" for n in range(1, 601))
+    new = old
+    for n in range(1, 601, 10):  # 60 hunks, 10 lines apart
+        new = new.replace(f"line {n}\n", f"LINE {n}\n", 1)
+    (ws / "many.txt").write_text(old)
+    editor = GitAwareEditor(ws, mode="review")
+    diff = "".join(
+        f"@@\n line {n - 1}\n-line {n}\n+LINE {n}\n" if n > 1 else "@@\n-line 1\n+LINE 1\n"
+        for n in range(1, 601, 10)
+    )
+    task, proposal = await _start_review(editor, op("update_file", "many.txt", diff))
+    assert len(proposal.hunks) == 60
+    verdicts = {h.id: h.id != 4 for h in proposal.hunks}
+    editor.queue.resolve(proposal.id, ReviewOutcome.per_hunk(verdicts))
+    result = await task
+    assert result.output == (
+        "Applied 59 of 60 hunks to many.txt (hunks 1-3, 5-60 applied; hunk 4 rejected)."
+    )
+    assert (ws / "many.txt").read_text() == new.replace("LINE 31\n", "line 31\n")
+
+
 async def test_review_edited_hunk_lands(ws: Path) -> None:
     editor = GitAwareEditor(ws, mode="review")
     task, proposal = await _start_review(editor, op("update_file", "src/a.py", THREE_CHANGES))

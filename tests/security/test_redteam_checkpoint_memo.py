@@ -32,31 +32,20 @@ import pytest
 
 from harnesses.checkpoints import CheckpointStore, Retention, _parts
 from harnesses.checkpoints.store import Checkpoint, CheckpointError
+from tests.support.checkpoint_env import isolate_git, settle_rules
 
 _SETTLED = -(10**12)
 
 
 @pytest.fixture(autouse=True)
 def _git_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    empty = tmp_path / "empty-gitconfig"
-    empty.write_text("[user]\n\tuseConfigOnly = true\n")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        monkeypatch.delenv(key, raising=False)
-    for role in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{role}_NAME", "Test Author")
-        monkeypatch.setenv(f"GIT_{role}_EMAIL", "author@example.invalid")
+    isolate_git(monkeypatch, tmp_path)
 
 
 @pytest.fixture(autouse=True)
 def _settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every reading is reusable at once: only the identity check can refuse it."""
-    from harnesses.checkpoints import _incremental
-    from harnesses.vcs import runner
-
-    monkeypatch.setattr(_incremental, "RACY_NS", _SETTLED)
-    monkeypatch.setattr(runner, "_RACY_NS", _SETTLED)
+    settle_rules(monkeypatch, _SETTLED)
 
 
 @pytest.fixture

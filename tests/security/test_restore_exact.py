@@ -11,6 +11,7 @@ the command left.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -206,6 +207,10 @@ async def test_automatic_retention_bounds_the_count_and_gc_runs(tmp_path: Path) 
         (ws / "notes.txt").write_text(f"version {n} " * 50 + "\n")
         if n == 0:
             first_blob = git(ws, "hash-object", "notes.txt").strip()
+        if n == 3:  # an hour and more later: the first turns' objects are past the grace
+            aged = time.time() - 2 * 3600
+            for loose in (store.location / "objects").glob("??/*"):
+                os.utime(loose, (aged, aged))
         await store.create(f"turn {n}")
     assert [c.label for c in await store.list()] == ["turn 3", "turn 4", "turn 5"]
     assert not _store_has(store, first_blob)  # gc pruned the deleted checkpoints' objects

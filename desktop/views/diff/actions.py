@@ -76,8 +76,10 @@ class DiffViewActions:
         file = self.current_file()
         if self._locked() or file is None or file.proposal_id is None:
             return
-        if self._stream.building(file.path) or file.path in self._errors:
+        if self._stream.building(file.path):
             return
+        if file.path in self._errors and verdict is not Verdict.REJECTED:
+            return  # a failed build's proposal can still be rejected, never accepted blind
         changed = self._review.decide_pending(file.path, verdict)
         if not changed:
             return
@@ -94,9 +96,10 @@ class DiffViewActions:
             return
         if self._stream.building(file.path):  # every hunk must be there to be decided
             return
-        self.applyRequested.emit(
-            file.proposal_id, self._review.decisions(file.path), self._message.text().strip()
-        )
+        decisions = self._review.decisions(file.path)
+        if file.path in self._errors and any(d.accepted for d in decisions.values()):
+            return  # a failed build: never half a proposal applied (Ctrl+Enter included)
+        self.applyRequested.emit(file.proposal_id, decisions, self._message.text().strip())
 
     @Slot()
     def _close_panels(self) -> None:

@@ -237,6 +237,7 @@ QPushButton { color: #c9d1d9; background: #262a32; border: 1px solid #353b45;
     border-radius: 6px; padding: 5px 14px; }
 QPushButton:hover { background: #30353f; border-color: #444b57; }
 QPushButton:pressed { background: #1f2329; }
+QPushButton:disabled { color: #484f58; background: #1b1e24; border-color: #2d323b; }
 QPushButton#applyButton, QPushButton#saveEditButton { color: #ffffff; background: #238636;
     border-color: #2ea043; font-weight: 600; }
 QPushButton#applyButton:hover, QPushButton#saveEditButton:hover { background: #2ea043; }

@@ -256,8 +256,9 @@ class ReviewState:
             hunk id -> new decision, of the hunks it changed (empty for an unknown path).
         """
         known = self._decisions.get(path, {})
+        plain = HunkDecision(verdict)  # frozen: one shared by every hunk with no comment
         changed = {
-            hunk_id: replace(decision, verdict=verdict)
+            hunk_id: plain if decision is _PENDING else replace(decision, verdict=verdict)
             for hunk_id, decision in known.items()
             if decision.pending
         }

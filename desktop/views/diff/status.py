@@ -105,16 +105,20 @@ class DiffViewStatus:
         failed = self._errors.get(self._path) if self._path is not None else None
         if failed is not None:  # fails closed: a partly built proposal is not applied
             self._progress.setText(f"Could not build the whole diff: {failed}")
-            self._progress.setToolTip(f"Could not build the whole diff: {failed}")
-        ready = (
+            self._progress.setToolTip(
+                f"Could not build the whole diff: {failed}\nNothing of it can be applied; "
+                "Reject all, then Apply reviewed, sends the agent a rejection."
+            )
+        built = (
             file is not None
             and file.proposal_id is not None
-            and failed is None
             and not self._stream.building(file.path)
         )
-        self._apply_btn.setEnabled(ready)
-        pending = ready and accepted + rejected < total
-        self._accept_all_btn.setEnabled(pending)
+        ready = built and failed is None
+        pending = built and accepted + rejected < total
+        # a failed build's proposal can only be rejected (what it did not show is unknown)
+        self._apply_btn.setEnabled(ready or (built and not accepted and rejected > 0))
+        self._accept_all_btn.setEnabled(ready and pending)
         self._reject_all_btn.setEnabled(pending)
         self._update_file_row(self._path)
 
