@@ -775,8 +775,13 @@ class CheckpointStore:
             pending = 0
         pending += len(doomed)
         if pending >= self.retention.gc_every:
-            self._gc()
-            pending = 0
+            try:
+                self._gc()
+                pending = 0
+            except GitError as exc:
+                # best effort: another process's gc at the same moment (git repack: "unable
+                # to rename temporary file"); the checkpoint is made, the next one retries
+                _log.warning("checkpoint store gc failed (%s); retried next time", exc.returncode)
         counter.write_text(f"{pending}\n", encoding="ascii")
 
     def _gc(self) -> None:

@@ -216,6 +216,41 @@ async def test_automatic_retention_bounds_the_count_and_gc_runs(tmp_path: Path) 
     assert not _store_has(store, first_blob)  # gc pruned the deleted checkpoints' objects
 
 
+async def test_a_failed_gc_does_not_fail_the_checkpoint_and_runs_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two stores repacking at once: the second ``git repack`` fails ("unable to rename
+    temporary file"). The checkpoint it ran after is made and returned (``create`` raised,
+    so the command it guarded was refused), and the next retention runs the gc again."""
+    from harnesses.checkpoints import Retention, _backend
+    from harnesses.vcs import GitError
+
+    ws = tmp_path / "repo"
+    make_repo(ws)
+    retention = Retention(keep_count=1, max_age_s=86400, min_age_s=0, gc_every=1)
+    store = CheckpointStore(ws, data_dir=tmp_path / "data", retention=retention)
+    await store.create("turn 0")
+    real = _backend.GitBackend.run
+    repacks: list[str] = []
+
+    def run(self, *args, **kw):
+        if args[:1] == ("repack",):
+            repacks.append("tried")
+            if len(repacks) == 1:
+                raise GitError(list(args), 128, "unable to rename temporary file")
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(_backend.GitBackend, "run", run)
+    (ws / "notes.txt").write_text("turn 1\n")
+    made = await store.create("turn 1")  # retention deletes turn 0, its gc fails
+    assert [c.id for c in await store.list()] == [made.id]
+    assert (store.location / "tandem-gc-pending").read_text().strip() == "1"
+    (ws / "notes.txt").write_text("turn 2\n")
+    await store.create("turn 2")
+    assert repacks == ["tried", "tried"]
+    assert (store.location / "tandem-gc-pending").read_text().strip() == "0"
+
+
 @pytest.mark.parametrize("command", [pytest.param(c, id=i) for i, c, _ in CASES])
 async def test_the_workspaces_checkpoint_from_the_policy_decision_restores_exactly(
     tmp_path: Path, command: str
