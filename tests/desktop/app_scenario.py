@@ -90,6 +90,22 @@ def build(
     return controller, window
 
 
+def shown_window(tmp_path: Path, qtbot: Any, size: tuple[int, int] = (1440, 900)) -> Any:
+    """A window on an empty repository and no scripted turns, shown at ``size`` (a
+    pytest fixture's body: ``yield from``); closed with its journal afterwards."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    journal = SessionJournal(tmp_path / "journal.sqlite3")
+    _controller, window = build(repo, journal, [])
+    qtbot.addWidget(window)
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    yield window
+    window.close()
+    journal.close()
+
+
 def _review_child(repo: Path, journal_path: Path, *, accept_all: bool = False) -> None:
     app = QApplication.instance() or QApplication([])
     loop = qasync.QEventLoop(app)

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.views.diff.model import build_rows
 from harnesses.editor.hunks import compute_hunks
-from harnesses.sessions import SessionJournal
 from tests.desktop import app_scenario
 from tests.desktop.shots import save_shot
 
@@ -31,17 +30,7 @@ def _dense() -> tuple[str, str]:
 
 @pytest.fixture
 def window(tmp_path: Path, qtbot):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    journal = SessionJournal(tmp_path / "journal.sqlite3")
-    _controller, window = app_scenario.build(repo, journal, [])
-    qtbot.addWidget(window)
-    window.resize(1440, 900)
-    window.show()
-    qtbot.waitExposed(window)
-    yield window
-    window.close()
-    journal.close()
+    yield from app_scenario.shown_window(tmp_path, qtbot)
 
 
 def test_a_50k_line_diff_streams_in_and_reads_side_by_side(window, qtbot) -> None:

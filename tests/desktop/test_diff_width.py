@@ -11,7 +11,6 @@ from PySide6.QtWidgets import QApplication, QSplitter
 
 from desktop.views.diff.build import build_file_diff
 from desktop.views.diff.view import DiffView
-from harnesses.sessions import SessionJournal
 from tests.desktop import app_scenario
 from tests.desktop.shots import save_shot
 
@@ -27,17 +26,7 @@ def _diff() -> object:
 
 @pytest.fixture
 def window(tmp_path: Path, qtbot):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    journal = SessionJournal(tmp_path / "journal.sqlite3")
-    _controller, window = app_scenario.build(repo, journal, [])
-    qtbot.addWidget(window)
-    window.resize(1440, 900)
-    window.show()
-    qtbot.waitExposed(window)
-    yield window
-    window.close()
-    journal.close()
+    yield from app_scenario.shown_window(tmp_path, qtbot)
 
 
 def test_at_1440x900_the_diff_is_unified_and_readable(window, qtbot) -> None:
